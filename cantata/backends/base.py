@@ -1,0 +1,83 @@
+"""The one interface every model backend implements: `complete(request)`.
+
+A backend turns chat messages into a stream of chunks. Reasoning text ("thinking") is
+kept apart from the answer so it never breaks JSON parsing and never reaches the user.
+The last chunk of every stream carries the usage.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    messages: list[Message]
+    max_tokens: int = 512
+    temperature: float = 0.2
+    schema: dict[str, Any] | None = None
+    schema_name: str = "output"
+    thinking: bool | None = None
+    # Lower is served first, as in vLLM's priority scheduling; the pool computes it.
+    priority: int = 0
+    # Who asks: for logs and for the scripted backend's deterministic outputs.
+    agent: str = ""
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens reused from the backend's prefix cache
+
+
+@dataclass
+class Chunk:
+    text: str = ""
+    reasoning: str = ""
+    usage: Usage | None = None
+
+
+@dataclass
+class BackendInfo:
+    """What `cantata instances` shows about a backend."""
+
+    backend: str
+    model: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(ABC):
+    name: str
+
+    @abstractmethod
+    def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        """Stream the answer; the final chunk carries `usage`. Raises BackendError."""
+
+    async def check(self) -> BackendInfo:
+        """Raise BackendError when the backend cannot serve; say what it serves."""
+        return self.info()
+
+    @abstractmethod
+    def info(self) -> BackendInfo: ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text` by the backend's own tokenizer; a rough count where it has none."""
+        return max(1, len(text) // 4)
+
+    async def close(self) -> None:
+        return None

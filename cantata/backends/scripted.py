@@ -1,0 +1,110 @@
+"""A deterministic backend with no model: for tests, benchmarks and trying out pipelines.
+
+It answers every request with an output valid against the request's schema (or a short
+text), after the configured latency, at the configured tokens/s, and fails at the
+configured rate. The same seed, agent and prompt give the same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import zlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.config import InstanceConfig
+from cantata.errors import BackendUnavailable
+
+
+class ScriptedBackend(Backend):
+    def __init__(self, config: InstanceConfig) -> None:
+        self.name = config.name
+        self.config = config
+        # Attempts per (agent, prompt): a retry of the same call draws a new failure roll.
+        self._attempts: dict[tuple[str, int], int] = {}
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(
+            backend="scripted",
+            model=self.config.model or "scripted",
+            details={"latency_s": self.config.latency_s, "fail_rate": self.config.fail_rate},
+        )
+
+    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        prompt = "".join(m.content for m in request.messages)
+        key = (request.agent, zlib.crc32(prompt.encode()))
+        self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
+        rng = random.Random(f"{self.config.seed}:{key}:{attempt}")
+        if self.config.latency_s:
+            await asyncio.sleep(self.config.latency_s)
+        if self.config.fail_rate and rng.random() < self.config.fail_rate:
+            raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
+        if request.schema is not None:
+            text = json.dumps(sample(request.schema, request.schema, request.agent), ensure_ascii=False)
+        else:
+            text = f"[{request.agent or 'agent'}] scripted reply #{key[1] % 1000}."
+        pieces = _split_tokens(text)
+        if self.config.tokens_per_s:
+            delay = 1.0 / self.config.tokens_per_s
+            for piece in pieces:
+                await asyncio.sleep(delay)
+                yield Chunk(text=piece)
+        else:
+            yield Chunk(text=text)
+        yield Chunk(usage=Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces)))
+
+
+def _split_tokens(text: str) -> list[str]:
+    """Roughly four characters a token, as the rough token count assumes."""
+    return [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
+
+
+def sample(schema: dict[str, Any], root: dict[str, Any], hint: str) -> Any:
+    """A value valid against `schema`: the default or first example/enum when given,
+    else the smallest value that meets every bound."""
+    if "$ref" in schema:
+        return sample(_resolve(schema["$ref"], root), root, hint)
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("examples"):
+        return schema["examples"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+            return sample(options[0], root, hint)
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props: dict[str, Any] = schema.get("properties", {})
+        required = schema.get("required", list(props))
+        return {name: sample(props[name], root, name) for name in props if name in required}
+    if kind == "array":
+        count = max(schema.get("minItems", 1), 1)
+        item = schema.get("items", {"type": "string"})
+        return [sample(item, root, hint) for _ in range(count)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        high = schema.get("maximum", schema.get("exclusiveMaximum", low + 2))
+        middle = (low + high) / 2
+        return int(middle) if kind == "integer" else middle
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    text = f"scripted {hint}".strip()
+    min_len, max_len = schema.get("minLength", 0), schema.get("maxLength", 1000)
+    return (text + "." * max(0, min_len - len(text)))[:max_len]
+
+
+def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
+    node: Any = root
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return dict(node)

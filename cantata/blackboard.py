@@ -1,0 +1,29 @@
+"""The blackboard of one turn: one entry per agent, written once, persisted before it is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cantata.errors import StoreError
+from cantata.store import EntryRow, Store
+
+
+class Blackboard:
+    def __init__(self, store: Store, *, user_id: str, turn_id: int) -> None:
+        self.store = store
+        self.user_id = user_id
+        self.turn_id = turn_id
+        # Entries already stored for this turn: empty for a new turn, the survivors on resume.
+        self.entries: dict[str, EntryRow] = store.entries(turn_id)
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return {name: e.output for name, e in self.entries.items() if e.status == "ok"}
+
+    def write(self, agent: str, *, status: str, output: Any, error: str | None, meta: dict[str, Any]) -> None:
+        if agent in self.entries:
+            raise StoreError(f"agent '{agent}' already wrote to turn {self.turn_id}")
+        self.store.write_entry(
+            turn_id=self.turn_id, user_id=self.user_id, agent=agent, status=status, output=output, error=error, meta=meta
+        )
+        self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error, meta)

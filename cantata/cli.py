@@ -1,0 +1,128 @@
+"""The `cantata` command: thin commands over the library.
+
+Expected errors (CantataError) print one line on stderr and exit with their exit code
+(2 for bad input); nothing else is caught, so a bug still shows its traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cantata import pipelines as bundled_pipelines
+from cantata.config import load_config
+from cantata.errors import CantataError
+from cantata.events import Event
+from cantata.runtime import DEFAULT_USER, Cantata
+from cantata.spec import load_pipeline, pipeline_json_schema
+from cantata.turn import TurnResult
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cantata")
+def cli() -> None:
+    """Cantata: teams of role-specialised LLM agents on models you host yourself."""
+
+
+@cli.command()
+@click.argument("pipeline")
+@click.option("--message", "-m", required=True, help="The user's message; '-' reads it from stdin.")
+@click.option("--user", default=DEFAULT_USER, show_default=True, help="Whose turn this is.")
+@click.option("--session", default=None, help="Continue this session (default: a new one).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@click.option("--json", "as_json", is_flag=True, help="Print the turn as one JSON object.")
+def run(pipeline: str, message: str, user: str, session: str | None, config_path: Path | None, as_json: bool) -> None:
+    """Run one turn of PIPELINE (a bundled name or a YAML file) on MESSAGE."""
+    spec = bundled_pipelines.load(pipeline)
+    config = load_config(config_path)
+    if message == "-":
+        # Invalid UTF-8 is replaced, not fatal: a user's bytes should never crash a turn.
+        message = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+
+    def show_early(event: Event) -> None:
+        if event.type == "early_delivered" and not as_json:
+            click.echo(f"{event.agent} ({event.at_s:.1f} s): {event.data['text']}\n")
+
+    async def go() -> TurnResult:
+        app = Cantata(config)
+        try:
+            return await app.run_turn(spec, message, user=user, session_id=session, on_event=show_early)
+        finally:
+            await app.close()
+
+    result = asyncio.run(go())
+    if as_json:
+        click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
+    else:
+        _print_turn(result)
+    if result.status == "failed":
+        sys.exit(1)
+
+
+def _print_turn(result: TurnResult) -> None:
+    if result.final:
+        click.echo(f"{result.final.agent} ({result.final.at_s:.1f} s): {result.final.text}\n")
+    click.echo(f"turn {result.turn} of session {result.session} (user {result.user}): {result.status}")
+    for agent in result.agents:
+        timing = f"{agent.finished_s:.2f} s" if agent.finished_s is not None else "-"
+        where = f" on {agent.instance}" if agent.instance else ""
+        tokens = (
+            f", {agent.prompt_tokens} prompt ({agent.cached_tokens} cached) + {agent.completion_tokens} tokens"
+            if agent.instance
+            else ""
+        )
+        error = f": {agent.error}" if agent.error else ""
+        click.echo(f"  {agent.name:<12} {agent.status:<8} {timing}{where}{tokens}{error}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+def validate(file: Path) -> None:
+    """Check a pipeline file without running it."""
+    pipeline = load_pipeline(file)
+    click.echo(f"{file}: ok: pipeline '{pipeline.name}', {len(pipeline.agents)} agents, order {' -> '.join(pipeline.order)}")
+
+
+@cli.command("pipelines")
+@click.option("--json", "as_json", is_flag=True)
+def list_pipelines(as_json: bool) -> None:
+    """List the bundled pipelines."""
+    rows: list[dict[str, Any]] = []
+    for name, path in bundled_pipelines.bundled().items():
+        pipeline = load_pipeline(path)
+        rows.append(
+            {
+                "name": name,
+                "description": pipeline.spec.description,
+                "agents": [a.name for a in pipeline.spec.agents],
+                "path": str(path),
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['name']:<12} {row['description']}  ({', '.join(row['agents'])})")
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["pipeline"]))
+def schema(what: str) -> None:
+    """Print the JSON Schema of a pipeline file (for editors)."""
+    click.echo(json.dumps(pipeline_json_schema(), indent=2))
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="cantata")
+    except CantataError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,124 @@
+"""Where Cantata keeps its data, and which model instances serve which aliases.
+
+The instances config is looked up in this order: `--config FILE`, `$CANTATA_CONFIG`,
+`$CANTATA_HOME/config.yaml`, else one embedded instance named `local` serving every alias.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cantata.errors import ConfigError
+from cantata.yamlsource import YamlSource, load_yaml
+
+BackendKind = Literal["embedded", "openai", "scripted"]
+Dialect = Literal["vllm", "llama-cpp-python"]
+
+
+def cantata_home() -> Path:
+    """CANTATA_HOME, else the per-user data folder; created on first use by the store."""
+    env = os.environ.get("CANTATA_HOME")
+    return Path(env) if env else Path(platformdirs.user_data_dir("cantata"))
+
+
+class InstanceConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    backend: BackendKind
+    model: str | None = Field(None, description="GGUF path (embedded) or served model name (openai).")
+    url: str | None = Field(None, description="Base URL of an OpenAI-compatible server, e.g. http://h:8000/v1")
+    api_key: str | None = Field(None, description="A key, or $env:NAME to read it from the environment.")
+    max_concurrency: int | None = Field(None, gt=0, description="Requests in flight at once.")
+    serves: list[str] = Field(default_factory=lambda: ["*"], description="Aliases served; * for all.")
+    context: int = Field(8192, gt=0, description="Context window in tokens.")
+    # openai: how the server takes a schema, and whether it schedules by request priority.
+    dialect: Dialect = "vllm"
+    priority_scheduling: bool = False
+    timeout_s: float = Field(600.0, gt=0)
+    # scripted: a deterministic stand-in for a model.
+    latency_s: float = Field(0.0, ge=0)
+    tokens_per_s: float | None = Field(None, gt=0)
+    fail_rate: float = Field(0.0, ge=0, le=1)
+    seed: int = 0
+
+    @field_validator("api_key")
+    @classmethod
+    def _env_key(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("$env:"):
+            name = value.removeprefix("$env:")
+            if name not in os.environ:
+                raise ValueError(f"environment variable {name} is not set")
+            return os.environ[name]
+        return value
+
+    def concurrency(self) -> int:
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        # llama.cpp in process generates one sequence at a time; servers batch.
+        return {"embedded": 1, "openai": 8, "scripted": 1024}[self.backend]
+
+    def serves_alias(self, alias: str) -> bool:
+        return "*" in self.serves or alias in self.serves
+
+
+class InstancesConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    instances: list[InstanceConfig] = Field(min_length=1)
+    path: Path | None = Field(None, exclude=True)
+
+    def instance_for(self, alias: str) -> InstanceConfig | None:
+        return next((i for i in self.instances if i.serves_alias(alias)), None)
+
+
+DEFAULT_CONFIG = InstancesConfig(instances=[InstanceConfig(name="local", backend="embedded")])
+
+
+def resolve_config_path(explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    env = os.environ.get("CANTATA_CONFIG")
+    if env:
+        return Path(env)
+    home_config = cantata_home() / "config.yaml"
+    return home_config if home_config.exists() else None
+
+
+def load_config(explicit: Path | None = None) -> InstancesConfig:
+    path = resolve_config_path(explicit)
+    if path is None:
+        return DEFAULT_CONFIG
+    source = load_yaml(path, ConfigError)
+    if not isinstance(source.data, dict):
+        raise ConfigError(f"{path}:1: an instances config is a mapping with an 'instances' list")
+    try:
+        config = InstancesConfig.model_validate(source.data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+    names = [i.name for i in config.instances]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"{source.where(('instances', i, 'name'))}: instance '{name}' is defined twice")
+    for i, inst in enumerate(config.instances):
+        if inst.backend == "openai" and not inst.url:
+            raise ConfigError(f"{source.where(('instances', i))}: instance '{inst.name}' (openai) needs a 'url'")
+    return config.model_copy(update={"path": path})
+
+
+def _describe(exc: ValidationError, source: YamlSource) -> str:
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    field = ".".join(str(p) for p in loc)
+    if err["type"] == "extra_forbidden":
+        allowed = ", ".join(InstanceConfig.model_fields)
+        return f"{source.where(loc)}: unknown key '{loc[-1]}'; allowed keys: {allowed}"
+    if err["type"] == "missing":
+        return f"{source.where(loc)}: {field} is missing; add it"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{source.where(loc)}: {field}: {msg}"

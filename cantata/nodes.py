@@ -1,0 +1,158 @@
+"""How one agent runs once its inputs exist: a Python function, or a model call with
+validation, one repair, retries with backoff, and a timeout per attempt."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.errors import BackendError, CantataError, OutputInvalid
+from cantata.pool import Instance, rank
+from cantata.spec import AgentSpec
+from cantata.structured import OutputContract, repair_instruction
+from cantata.turn import AgentResult
+
+Emit = Callable[..., None]
+
+
+@dataclass
+class FunctionContext:
+    """What a `function:` agent receives: the turn so far, as plain data."""
+
+    message: str
+    user: str
+    session: str
+    turn: int
+    inputs: dict[str, Any]  # outputs of the agents it reads that succeeded
+    missing: list[str]  # agents it reads that failed or were skipped
+    memory: dict[str, Any]  # latest earlier outputs of the agents it lists under `memory`
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+
+    def conflict(self, **details: Any) -> None:
+        """Record a contradiction between agents; it is stored, emitted and shown in the turn."""
+        self.conflicts.append(details)
+
+
+async def run_function(
+    fn: Callable[..., Any], ctx: FunctionContext, contract: OutputContract | None, timeout_s: float
+) -> Any:
+    try:
+        async with asyncio.timeout(timeout_s):
+            value = fn(ctx)
+            if inspect.isawaitable(value):
+                value = await value
+    except TimeoutError:
+        raise BackendError(f"function timed out after {timeout_s:g} s") from None
+    except CantataError:
+        raise
+    except Exception as exc:  # a user's function: report, never crash the turn
+        raise BackendError(f"function raised {type(exc).__name__}: {exc}") from None
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    if contract is not None:
+        return contract.validate_data(value)
+    return value if isinstance(value, str) else str(value)
+
+
+class ModelCall:
+    """One agent's model call on a shared instance, filling in its AgentResult as it goes."""
+
+    def __init__(
+        self,
+        *,
+        agent: AgentSpec,
+        instance: Instance,
+        messages: list[Message],
+        contract: OutputContract | None,
+        result: AgentResult,
+        emit: Emit,
+        clock: Callable[[], float],
+    ) -> None:
+        self.agent = agent
+        self.instance = instance
+        self.messages = messages
+        self.contract = contract
+        self.result = result
+        self.emit = emit
+        self.clock = clock
+
+    async def run(self) -> Any:
+        """The validated output; raises the last error once every attempt has failed."""
+        agent = self.agent
+        last_error: CantataError | None = None
+        for attempt in range(agent.retries + 1):
+            if attempt:
+                delay = min(0.25 * 2 ** (attempt - 1), 4.0)
+                self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
+                await asyncio.sleep(delay)
+            try:
+                return await self._attempt()
+            except (BackendError, OutputInvalid) as exc:
+                last_error = exc
+        assert last_error is not None
+        raise last_error
+
+    async def _attempt(self) -> Any:
+        agent = self.agent
+        async with self.instance.slot(rank(early=agent.deliver == "early", priority=agent.priority)):
+            if self.result.started_s is None:
+                self.result.started_s = self.clock()
+                self.emit("agent_started", agent.name, instance=self.instance.name)
+            self.instance.stats.running_agents.add(agent.name)
+            try:
+                async with asyncio.timeout(agent.timeout_s):
+                    text = await self._generate(self.messages)
+                    if self.contract is None:
+                        if not text.strip():
+                            raise OutputInvalid("the model returned an empty reply")
+                        return text.strip()
+                    try:
+                        return self.contract.validate_text(text)
+                    except OutputInvalid as invalid:
+                        # One repair: same briefing (still cached), plus the error to fix.
+                        self.emit("agent_retry", agent.name, repair=True, error=str(invalid))
+                        repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
+                        return self.contract.validate_text(await self._generate(repair))
+            except TimeoutError:
+                self.instance.stats.failed += 1
+                raise BackendError(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from None
+            finally:
+                self.instance.stats.running_agents.discard(agent.name)
+
+    async def _generate(self, messages: list[Message]) -> str:
+        agent = self.agent
+        request = CompletionRequest(
+            messages=messages,
+            max_tokens=agent.max_tokens,
+            temperature=agent.temperature,
+            schema=self.contract.schema if self.contract else None,
+            schema_name=self.contract.name if self.contract else "output",
+            thinking=agent.thinking,
+            priority=rank(early=agent.deliver == "early", priority=agent.priority),
+            agent=agent.name,
+        )
+        self.result.attempts += 1
+        parts: list[str] = []
+        usage = Usage()
+        try:
+            async for chunk in self.instance.backend.complete(request):
+                if chunk.text:
+                    parts.append(chunk.text)
+                    self.emit("agent_token", agent.name, text=chunk.text)
+                if chunk.usage is not None:
+                    usage = chunk.usage
+        except BackendError:
+            self.instance.stats.failed += 1
+            raise
+        self.instance.stats.record(usage)
+        self.result.prompt_tokens += usage.prompt_tokens
+        self.result.cached_tokens += usage.cached_tokens
+        self.result.completion_tokens += usage.completion_tokens
+        return "".join(parts)
+

@@ -1,0 +1,105 @@
+"""Where an agent's prompt is built: the shared briefing first, then the role's own part.
+
+Every agent of a turn gets the same briefing, byte for byte (preamble, user memory,
+recent turns, the new message; no timestamps, no per-agent words), so a backend that
+caches prefixes (vLLM APC, llama.cpp) computes it once per turn instead of once per
+agent. The budget cuts the briefing once per turn, never per agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cantata.backends.base import Message
+from cantata.store import EntryRow, PastTurn
+from cantata.structured import OutputContract, format_instruction
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Briefing:
+    text: str
+    tokens: int
+    dropped_turns: int
+    message_cut: bool
+
+
+def build_briefing(
+    *,
+    preamble: str,
+    memory: dict[str, EntryRow],
+    past_turns: list[PastTurn],
+    message: str,
+    budget: int,
+    count: TokenCounter,
+) -> Briefing:
+    """The shared part, cut to `budget` tokens: oldest turns go first, then the message is cut."""
+    turns = list(past_turns)
+    dropped = 0
+    text = _render(preamble, memory, turns, dropped, message)
+    while count(text) > budget and turns:
+        turns.pop(0)
+        dropped += 1
+        text = _render(preamble, memory, turns, dropped, message)
+    cut = False
+    tokens = count(text)
+    if tokens > budget:
+        # Only the message itself is left to cut: keep its start, say that it was cut.
+        overflow = tokens - budget
+        keep_chars = max(0, int(len(message) * (1 - overflow / max(count(message), 1))) - 200)
+        message = message[:keep_chars] + "\n[The message was cut here to fit the context budget.]"
+        text = _render(preamble, memory, turns, dropped, message)
+        tokens = count(text)
+        cut = True
+    return Briefing(text=text, tokens=tokens, dropped_turns=dropped, message_cut=cut)
+
+
+def _render(preamble: str, memory: dict[str, EntryRow], turns: list[PastTurn], dropped: int, message: str) -> str:
+    parts = [preamble.strip()] if preamble.strip() else []
+    if memory:
+        lines = ["## What earlier turns recorded about this user"]
+        for agent, entry in memory.items():
+            lines.append(f"### {agent} (turn {entry.turn_id})\n{_as_text(entry.output)}")
+        parts.append("\n".join(lines))
+    if turns or dropped:
+        lines = ["## Earlier in this conversation"]
+        if dropped:
+            lines.append(f"({dropped} earlier turns omitted)")
+        for turn in turns:
+            lines.append(f"[turn {turn.number}] User: {turn.user_message}")
+            if turn.reply:
+                lines.append(f"[turn {turn.number}] Reply: {turn.reply}")
+        parts.append("\n".join(lines))
+    parts.append(f"## The new message\n{message}")
+    return "\n\n".join(parts) + "\n"
+
+
+def build_messages(
+    *,
+    briefing: Briefing,
+    agent: str,
+    instructions: str,
+    inputs: dict[str, Any],
+    missing: list[str],
+    contract: OutputContract | None,
+) -> list[Message]:
+    """Briefing as the system message; the role's part as the user message after it."""
+    lines = [f"## Your role: {agent}", instructions.strip()]
+    if inputs or missing:
+        lines.append("\n## Outputs of other agents in this turn")
+        for name, output in inputs.items():
+            lines.append(f"### {name}\n{_as_text(output)}")
+        for name in missing:
+            lines.append(f"### {name}\n(missing: this agent failed or was skipped)")
+    lines.append("\n## Output\n" + format_instruction(contract))
+    return [Message("system", briefing.text), Message("user", "\n".join(lines))]
+
+
+def _as_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,114 @@
+"""Where a turn starts: `Cantata.run_turn()` checks, stores the message, runs the turn.
+
+Everything that can be wrong with the input (pipeline, config, unreachable instance,
+empty message, unknown session) is found before anything is written to the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cantata.config import InstancesConfig, cantata_home
+from cantata.errors import UserError
+from cantata.events import EventBus, Listener
+from cantata.pool import Pool
+from cantata.scheduler import TurnRunner
+from cantata.spec import Pipeline
+from cantata.store import SessionRow, Store, open_store
+from cantata.turn import TurnResult
+
+DEFAULT_USER = "local"
+
+
+class Cantata:
+    def __init__(self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None) -> None:
+        self.config = config
+        self.home = home or cantata_home()
+        self.pool = Pool(config)
+        self.bus = EventBus()
+        self._store = store
+        self._checked: set[str] = set()
+
+    @property
+    def store(self) -> Store:
+        """Opened on first use, so that rejected input never creates or touches the database."""
+        if self._store is None:
+            self._store = open_store(self.home)
+            self.bus.listen(self._store.record_event)
+        return self._store
+
+    async def check(self, pipeline: Pipeline) -> None:
+        """Every alias bound to an instance, every instance reachable."""
+        aliases = sorted({a.model for a in pipeline.spec.agents if not a.is_function})
+        unchecked = [a for a in aliases if a not in self._checked]
+        await self.pool.check(unchecked)
+        self._checked.update(unchecked)
+
+    def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
+        if session_id is None:
+            return self.store.create_session(user, pipeline.name)
+        session = self.store.get_session(session_id)
+        if session is None or session.user_id != user:
+            raise UserError(f"no session '{session_id}' for user '{user}'")
+        return session
+
+    async def run_turn(
+        self,
+        pipeline: Pipeline,
+        message: str,
+        *,
+        user: str = DEFAULT_USER,
+        session_id: str | None = None,
+        on_event: Listener | None = None,
+    ) -> TurnResult:
+        if not message.strip():
+            raise UserError("the message is empty")
+        if not user.strip():
+            raise UserError("the user id is empty")
+        await self.check(pipeline)
+        session = self.session_for(pipeline, user=user, session_id=session_id)
+        turn_id, number = self.store.start_turn(session, message)
+        return await self._run(pipeline, session, turn_id, number, message, on_event)
+
+    async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
+        """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
+        found = self.store.unfinished_turn(turn_id)
+        if found is None:
+            raise UserError(f"turn {turn_id} is not an unfinished turn")
+        session, number, message = found
+        await self.check(pipeline)
+        return await self._run(pipeline, session, turn_id, number, message, on_event)
+
+    async def _run(
+        self,
+        pipeline: Pipeline,
+        session: SessionRow,
+        turn_id: int,
+        number: int,
+        message: str,
+        on_event: Listener | None,
+    ) -> TurnResult:
+        stop_listening = None
+        if on_event is not None:
+            listener = on_event
+            stop_listening = self.bus.listen(lambda e: listener(e) if e.turn_id == turn_id else None)
+        try:
+            runner = TurnRunner(
+                pipeline=pipeline,
+                pool=self.pool,
+                store=self.store,
+                bus=self.bus,
+                session=session,
+                turn_id=turn_id,
+                number=number,
+                message=message,
+            )
+            return await runner.run()
+        finally:
+            if stop_listening:
+                stop_listening()
+
+    async def close(self) -> None:
+        await self.pool.close()
+        if self._store is not None:
+            self._store.close()

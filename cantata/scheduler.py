@@ -1,0 +1,249 @@
+"""One turn: every agent starts the moment the agents it reads have written.
+
+No rounds: each agent is a task awaiting the futures of what it reads; the critical
+path of the DAG is the only wait. A failed agent does not fail the turn: its readers
+run with that input marked missing, unless they list it under `required`, in which
+case they are skipped. Each output is committed to the store before any reader starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cantata.blackboard import Blackboard
+from cantata.errors import BackendError, CantataError, OutputInvalid
+from cantata.events import Event, EventBus, EventType
+from cantata.nodes import FunctionContext, ModelCall, run_function
+from cantata.pool import Pool
+from cantata.prompts import Briefing, build_briefing, build_messages
+from cantata.spec import AgentSpec, Pipeline
+from cantata.store import SessionRow, Store
+from cantata.structured import reply_text
+from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline,
+        pool: Pool,
+        store: Store,
+        bus: EventBus,
+        session: SessionRow,
+        turn_id: int,
+        number: int,
+        message: str,
+    ) -> None:
+        self.pipeline = pipeline
+        self.pool = pool
+        self.store = store
+        self.bus = bus
+        self.session = session
+        self.turn_id = turn_id
+        self.number = number
+        self.message = message
+        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
+        self.results = {name: AgentResult(name) for name in pipeline.order}
+        self.conflicts: list[dict[str, Any]] = []
+        self.early: Delivery | None = None
+        self.final: Delivery | None = None
+        self._t0 = time.monotonic()
+        self._briefing: Briefing | None = None
+        self._memory: dict[str, Any] = {}
+
+    def clock(self) -> float:
+        return time.monotonic() - self._t0
+
+    def emit(self, type: EventType, agent: str | None = None, **data: Any) -> None:
+        self.bus.publish(Event(type, self.turn_id, self.session.id, self.clock(), agent, data))
+
+    async def run(self) -> TurnResult:
+        self._t0 = time.monotonic()
+        self.emit("turn_started", message_chars=len(self.message), resumed=bool(self.board.outputs))
+        self._prepare_context()
+        done: dict[str, asyncio.Future[None]] = {}
+        loop = asyncio.get_running_loop()
+        for name in self.pipeline.order:
+            done[name] = loop.create_future()
+            entry = self.board.entries.get(name)
+            if entry is not None:  # resumed turn: this agent already wrote
+                self._restore(name, entry.status, entry.output, entry.error)
+                done[name].set_result(None)
+        tasks = [
+            asyncio.create_task(self._node(agent, done), name=f"cantata:{agent.name}")
+            for agent in self.pipeline.spec.agents
+            if not done[agent.name].done()
+        ]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        status = self._status()
+        replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
+        self.emit("turn_delivered", status=status)
+        self.store.finish_turn(self.turn_id, status, replies)
+        return TurnResult(
+            pipeline=self.pipeline.name,
+            user=self.session.user_id,
+            session=self.session.id,
+            turn=self.number,
+            turn_id=self.turn_id,
+            status=status,
+            early=self.early,
+            final=self.final,
+            agents=list(self.results.values()),
+            conflicts=self.conflicts,
+        )
+
+    def _prepare_context(self) -> None:
+        """Memory, recent turns and the briefing: read once per turn, shared by every agent."""
+        memory = self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id)
+        self._memory = {name: entry.output for name, entry in memory.items()}
+        model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
+        if not model_agents:
+            return
+        # Budgets are counted with the tokenizer of the instance the first model agent uses.
+        counter = self.pool.instance_for(model_agents[0].model).backend.count_tokens
+        self._briefing = build_briefing(
+            preamble=self.pipeline.spec.briefing,
+            memory=memory,
+            past_turns=self.store.recent_turns(self.session.id, self.turn_id),
+            message=self.message,
+            budget=self.pipeline.spec.budget,
+            count=counter,
+        )
+
+    async def _node(self, agent: AgentSpec, done: dict[str, asyncio.Future[None]]) -> None:
+        for upstream in agent.reads:
+            await done[upstream]
+        try:
+            await self._run_agent(agent)
+        finally:
+            done[agent.name].set_result(None)
+
+    async def _run_agent(self, agent: AgentSpec) -> None:
+        result = self.results[agent.name]
+        failed_required = [r for r in agent.required if self.results[r].status != "ok"]
+        if failed_required:
+            self._write(agent, "skipped", None, f"required input(s) {', '.join(failed_required)} did not succeed")
+            self.emit("agent_skipped", agent.name, reason=result.error)
+            return
+        inputs = {r: self.results[r].output for r in agent.reads if self.results[r].status == "ok"}
+        missing = [r for r in agent.reads if r not in inputs]
+        try:
+            if agent.is_function:
+                output = await self._run_function(agent, inputs, missing)
+            else:
+                output = await self._run_model(agent, inputs, missing)
+        except (BackendError, OutputInvalid) as exc:
+            self._write(agent, "failed", None, str(exc))
+            self.emit("agent_failed", agent.name, error=str(exc), attempts=result.attempts)
+            return
+        self._write(agent, "ok", output, None)
+        self.emit(
+            "agent_finished",
+            agent.name,
+            prompt_tokens=result.prompt_tokens,
+            cached_tokens=result.cached_tokens,
+            completion_tokens=result.completion_tokens,
+        )
+        self._deliver(agent, output)
+
+    async def _run_function(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
+        result = self.results[agent.name]
+        result.started_s = self.clock()
+        result.attempts = 1
+        self.emit("agent_started", agent.name, function=agent.function)
+        ctx = FunctionContext(
+            message=self.message,
+            user=self.session.user_id,
+            session=self.session.id,
+            turn=self.number,
+            inputs=inputs,
+            missing=missing,
+            memory={m: self._memory[m] for m in agent.memory if m in self._memory},
+        )
+        output = await run_function(
+            self.pipeline.functions[agent.name], ctx, self.pipeline.contracts[agent.name], agent.timeout_s
+        )
+        for conflict in ctx.conflicts:
+            conflict = {"found_by": agent.name, **conflict}
+            self.conflicts.append(conflict)
+            self.emit("conflict", agent.name, **conflict)
+        return output
+
+    async def _run_model(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
+        assert self._briefing is not None
+        instance = self.pool.instance_for(agent.model)
+        result = self.results[agent.name]
+        result.instance = instance.name
+        self.emit("agent_queued", agent.name, instance=instance.name, deliver=agent.deliver)
+        messages = build_messages(
+            briefing=self._briefing,
+            agent=agent.name,
+            instructions=self.pipeline.prompts[agent.name],
+            inputs=inputs,
+            missing=missing,
+            contract=self.pipeline.contracts[agent.name],
+        )
+        call = ModelCall(
+            agent=agent,
+            instance=instance,
+            messages=messages,
+            contract=self.pipeline.contracts[agent.name],
+            result=result,
+            emit=self.emit,
+            clock=self.clock,
+        )
+        return await call.run()
+
+    def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:
+        """Commit the entry, then publish it to this turn's readers."""
+        result = self.results[agent.name]
+        result.finished_s = self.clock()
+        if result.started_s is None and status != "skipped":
+            result.started_s = result.finished_s
+        result.status = status  # type: ignore[assignment]
+        result.output = output
+        result.error = error
+        meta = {k: v for k, v in result.as_json().items() if k not in ("name", "status", "output", "error")}
+        try:
+            self.board.write(agent.name, status=status, output=output, error=error, meta=meta)
+        except CantataError as exc:
+            result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
+
+    def _restore(self, name: str, status: str, output: Any, error: str | None) -> None:
+        result = self.results[name]
+        result.status = status  # type: ignore[assignment]
+        result.output, result.error = output, error
+        agent = self.pipeline.agents[name]
+        if status == "ok":
+            self._deliver(agent, output)
+
+    def _deliver(self, agent: AgentSpec, output: Any) -> None:
+        if agent.deliver is None:
+            return
+        delivery = Delivery(agent=agent.name, text=reply_text(output), at_s=self.clock())
+        if agent.deliver == "early":
+            self.early = delivery
+            self.emit("early_delivered", agent.name, text=delivery.text)
+        else:
+            self.final = delivery
+
+    def _status(self) -> TurnStatus:
+        statuses = [r.status for r in self.results.values()]
+        final_agent = self.pipeline.deliverer("final")
+        if final_agent is not None and self.results[final_agent.name].status != "ok":
+            return "failed"
+        if "ok" not in statuses:
+            return "failed"
+        return "ok" if all(s == "ok" for s in statuses) else "degraded"
+
+
+OnEvent = Callable[[Event], None]

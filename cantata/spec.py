@@ -1,0 +1,319 @@
+"""Pipeline specs: the YAML a user writes, its pydantic models, and the DAG derived from it.
+
+Everything that can be checked without running a model is checked here, at load, and
+reported as `SpecError("pipeline.yaml:14: ...")` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cantata.errors import SpecError
+from cantata.structured import OutputContract, contract_from_model, contract_from_schema
+from cantata.yamlsource import Loc, YamlSource, load_yaml
+
+Need = Literal["reasoning", "code", "tool_use", "chat"]
+
+
+class AgentSpec(BaseModel):
+    """One agent: a role backed by a model (or a Python function) and what it reads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$", description="Unique within the pipeline.")
+    model: str = Field("default", description="Model alias; the instances config binds it to an instance.")
+    prompt: str | None = Field(
+        None, description="Role instructions, inline, or a path to a .md/.txt file relative to the YAML."
+    )
+    output: str | dict[str, Any] | None = Field(
+        None,
+        description="Dotted path to a pydantic model, an inline JSON Schema, or a .json schema file; "
+        "absent means free text.",
+    )
+    reads: list[str] = Field(default_factory=list, description="Agents of this turn whose output it needs.")
+    memory: list[str] = Field(
+        default_factory=list,
+        description="Agents whose latest output from this user's earlier turns and sessions it needs.",
+    )
+    deliver: Literal["early", "final"] | None = Field(None, description="Deliver this agent's reply to the user.")
+    function: str | None = Field(None, description="Dotted path to a Python callable, instead of a model.")
+    timeout_s: float = Field(120.0, gt=0, description="Per attempt.")
+    retries: int = Field(0, ge=0, le=10, description="Extra attempts after a failure, with backoff.")
+    max_tokens: int = Field(512, gt=0)
+    temperature: float = Field(0.2, ge=0, le=2)
+    thinking: bool | None = Field(None, description="For reasoning models: think before answering.")
+    priority: int = Field(0, description="Higher goes first on a shared instance (after early agents).")
+    required: list[str] = Field(
+        default_factory=list, description="Reads that must have succeeded, else this agent is skipped."
+    )
+    # What the planner needs to know about the role (see `cantata plan`).
+    needs: Need = Field("chat", description="What the role is mostly doing, for model choice.")
+    min_context: int | None = Field(None, gt=0)
+    prompt_tokens: int | None = Field(None, gt=0, description="Expected prompt tokens per turn.")
+    output_tokens: int | None = Field(None, gt=0, description="Expected output tokens per turn.")
+
+    @property
+    def is_function(self) -> bool:
+        return self.function is not None
+
+
+class PipelineSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    briefing: str = Field("", description="Preamble every agent sees first, byte for byte.")
+    budget: int = Field(2048, gt=0, description="Token budget of the shared briefing.")
+    agents: list[AgentSpec] = Field(min_length=1)
+
+
+class Pipeline:
+    """A loaded, checked pipeline: the spec plus what was resolved from it."""
+
+    def __init__(
+        self,
+        spec: PipelineSpec,
+        *,
+        path: Path | None,
+        prompts: dict[str, str],
+        contracts: dict[str, OutputContract | None],
+        functions: dict[str, Callable[..., Any]],
+    ) -> None:
+        self.spec = spec
+        self.path = path
+        self.prompts = prompts
+        self.contracts = contracts
+        self.functions = functions
+        self.agents = {a.name: a for a in spec.agents}
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @cached_property
+    def readers(self) -> dict[str, list[str]]:
+        """Who reads each agent: the DAG's edges, pointing downstream."""
+        out: dict[str, list[str]] = {name: [] for name in self.agents}
+        for agent in self.spec.agents:
+            for upstream in agent.reads:
+                out[upstream].append(agent.name)
+        return out
+
+    @cached_property
+    def order(self) -> list[str]:
+        """A topological order (ties in file order)."""
+        return _topological(self.spec.agents)
+
+    def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
+        return next((a for a in self.spec.agents if a.deliver == kind), None)
+
+    @cached_property
+    def memory_agents(self) -> list[str]:
+        """Agents whose past outputs go into the shared briefing (union over all agents)."""
+        seen: list[str] = []
+        for agent in self.spec.agents:
+            seen.extend(m for m in agent.memory if m not in seen)
+        return seen
+
+
+def pipeline_json_schema() -> dict[str, Any]:
+    return PipelineSpec.model_json_schema()
+
+
+def load_pipeline(path: Path) -> Pipeline:
+    source = load_yaml(path, SpecError)
+    if not isinstance(source.data, dict):
+        raise SpecError(f"{path}:1: a pipeline is a mapping with 'name' and 'agents'")
+    try:
+        spec = PipelineSpec.model_validate(source.data)
+    except ValidationError as exc:
+        raise SpecError(_describe_validation_error(exc, source)) from None
+    _check_graph(spec, source)
+    base = path.parent
+    prompts: dict[str, str] = {}
+    contracts: dict[str, OutputContract | None] = {}
+    functions: dict[str, Callable[..., Any]] = {}
+    for i, agent in enumerate(spec.agents):
+        if agent.function is not None:
+            functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
+        if agent.prompt is not None:
+            prompts[agent.name] = _prompt_text(agent.prompt, base, source, ("agents", i, "prompt"))
+        contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"))
+    return Pipeline(spec, path=path, prompts=prompts, contracts=contracts, functions=functions)
+
+
+def _describe_validation_error(exc: ValidationError, source: YamlSource) -> str:
+    err = exc.errors()[0]
+    loc: Loc = tuple(err["loc"])
+    where = source.where(loc)
+    field = _loc_text(loc)
+    if err["type"] == "extra_forbidden":
+        model = AgentSpec if len(loc) >= 3 and loc[0] == "agents" else PipelineSpec
+        allowed = ", ".join(model.model_fields)
+        return f"{where}: unknown key '{loc[-1]}' in {_loc_text(loc[:-1]) or 'the pipeline'}; allowed keys: {allowed}"
+    if err["type"] == "missing":
+        return f"{where}: {field} is missing; add it"
+    return f"{where}: {field}: {err['msg']}"
+
+
+def _loc_text(loc: Loc) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
+    names: dict[str, int] = {}
+    for i, agent in enumerate(spec.agents):
+        if agent.name in names:
+            raise SpecError(
+                f"{source.where(('agents', i, 'name'))}: agent '{agent.name}' is defined twice "
+                f"(first at line {source.line_of(('agents', names[agent.name]))}); rename one"
+            )
+        names[agent.name] = i
+    for i, agent in enumerate(spec.agents):
+        here = ("agents", i)
+        if (agent.function is None) == (agent.prompt is None):
+            raise SpecError(
+                f"{source.where(here)}: agent '{agent.name}' needs either 'prompt' (a model agent) "
+                "or 'function' (a Python callable), not both and not neither"
+            )
+        for key in ("reads", "memory", "required"):
+            for j, other in enumerate(getattr(agent, key)):
+                if other not in names:
+                    raise SpecError(
+                        f"{source.where((*here, key, j))}: agent '{agent.name}' {key} '{other}', "
+                        f"which is not an agent of this pipeline; known agents: {', '.join(names)}"
+                    )
+        for j, other in enumerate(agent.reads):
+            if other == agent.name:
+                raise SpecError(
+                    f"{source.where((*here, 'reads', j))}: agent '{agent.name}' reads itself; "
+                    "to see its own earlier outputs, list it under 'memory' instead"
+                )
+        for j, other in enumerate(agent.required):
+            if other not in agent.reads:
+                raise SpecError(
+                    f"{source.where((*here, 'required', j))}: agent '{agent.name}' requires '{other}' "
+                    "but does not read it; add it to 'reads'"
+                )
+    for kind in ("early", "final"):
+        chosen = [i for i, a in enumerate(spec.agents) if a.deliver == kind]
+        if len(chosen) > 1:
+            first, second = chosen[0], chosen[1]
+            raise SpecError(
+                f"{source.where(('agents', second, 'deliver'))}: two agents deliver '{kind}' "
+                f"('{spec.agents[first].name}' and '{spec.agents[second].name}'); keep one"
+            )
+    cycle = _find_cycle(spec.agents)
+    if cycle:
+        i = names[cycle[0]]
+        j = spec.agents[i].reads.index(cycle[1])
+        raise SpecError(
+            f"{source.where(('agents', i, 'reads', j))}: the reads form a cycle "
+            f"{' -> '.join(cycle)}; remove one of these reads"
+        )
+
+
+def _find_cycle(agents: list[AgentSpec]) -> list[str] | None:
+    """A cycle as [a, b, ..., a] where a reads b reads ... reads a, or None."""
+    reads = {a.name: a.reads for a in agents}
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        path.append(name)
+        for up in reads[name]:
+            if state.get(up) == 1:
+                return path[path.index(up) :] + [up]
+            if up not in state:
+                found = visit(up)
+                if found:
+                    return found
+        path.pop()
+        state[name] = 2
+        return None
+
+    for agent in agents:
+        if agent.name not in state:
+            found = visit(agent.name)
+            if found:
+                return found
+    return None
+
+
+def _topological(agents: list[AgentSpec]) -> list[str]:
+    done: list[str] = []
+    remaining = list(agents)
+    while remaining:
+        for agent in remaining:
+            if all(r in done for r in agent.reads):
+                done.append(agent.name)
+                remaining.remove(agent)
+                break
+    return done
+
+
+_PROMPT_SUFFIXES = (".md", ".txt", ".j2", ".prompt")
+
+
+def _prompt_text(value: str, base: Path, source: YamlSource, loc: Loc) -> str:
+    """Inline text, unless the value is one line naming a prompt file next to the YAML."""
+    if "\n" in value.strip() or not value.strip().endswith(_PROMPT_SUFFIXES):
+        return value
+    file = base / value.strip()
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{source.where(loc)}: prompt file '{value.strip()}' not found (looked in {base})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{source.where(loc)}: cannot read prompt file '{value.strip()}': {exc}") from None
+
+
+def _contract(agent: AgentSpec, base: Path, source: YamlSource, loc: Loc) -> OutputContract | None:
+    output = agent.output
+    if output is None:
+        return None
+    if isinstance(output, dict):
+        return contract_from_schema(output, name=agent.name, where=source.where(loc))
+    if output.endswith(".json"):
+        file = base / output
+        try:
+            schema = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SpecError(f"{source.where(loc)}: schema file '{output}' not found (looked in {base})") from None
+        except (OSError, ValueError) as exc:
+            raise SpecError(f"{source.where(loc)}: cannot read schema file '{output}': {exc}") from None
+        return contract_from_schema(schema, name=agent.name, where=source.where(loc))
+    model = _import(output, base, source, loc)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise SpecError(f"{source.where(loc)}: '{output}' is not a pydantic model class")
+    return contract_from_model(model)
+
+
+def _import(dotted: str, base: Path, source: YamlSource, loc: Loc) -> Any:
+    """Import `package.module.Name`; modules beside the pipeline file are importable too."""
+    module_name, _, attr = dotted.rpartition(".")
+    if not module_name:
+        raise SpecError(f"{source.where(loc)}: '{dotted}' is not a dotted path like package.module.Name")
+    if str(base.resolve()) not in sys.path:
+        sys.path.append(str(base.resolve()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SpecError(f"{source.where(loc)}: cannot import '{module_name}': {exc}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise SpecError(f"{source.where(loc)}: module '{module_name}' has no '{attr}'") from None
+

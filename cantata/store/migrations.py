@@ -1,0 +1,63 @@
+"""Ordered, named schema migrations. Append new ones; never edit one that has shipped."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_core",
+        """
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            pipeline TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX sessions_user ON sessions(user_id);
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'running',
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            UNIQUE (session_id, number)
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            agent TEXT,
+            content TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX messages_turn ON messages(turn_id);
+        CREATE TABLE blackboard (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            status TEXT NOT NULL,
+            output TEXT,
+            error TEXT,
+            meta TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (turn_id, agent)
+        );
+        CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            agent TEXT,
+            at_s REAL NOT NULL,
+            wall REAL NOT NULL,
+            data TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX events_turn ON events(turn_id);
+        """,
+    ),
+]

@@ -1,0 +1,297 @@
+"""The SQLite store: one file under CANTATA_HOME, one connection, one writer.
+
+Writes are small and commit at once (WAL, synchronous=NORMAL: durable against a crash
+of Cantata, fast enough to commit on every blackboard write). Events are buffered and
+committed with the next write, so a node costs one commit, not four.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cantata.errors import StoreError
+from cantata.events import PERSISTED, Event
+from cantata.store.migrations import MIGRATIONS
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    user_id: str
+    pipeline: str
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    turn_id: int
+    agent: str
+    status: str
+    output: Any
+    error: str | None
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PastTurn:
+    turn_id: int
+    number: int
+    user_message: str
+    reply: str | None
+
+
+class SqliteStore:
+    def __init__(self, path: Path | str) -> None:
+        self.path = path
+        try:
+            if isinstance(path, Path):
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the database {path}: {exc}") from None
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._pending_events: list[Event] = []
+        self.migrate()
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied, in order; return their names."""
+        self._db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+        done = {row[0] for row in self._db.execute("SELECT name FROM migrations")}
+        applied = []
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            try:
+                self._db.execute("BEGIN")
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"migration {name} failed on {self.path}: {exc}") from None
+            applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT name FROM migrations ORDER BY name")]
+
+    # -- sessions and turns ---------------------------------------------------------------
+
+    def create_session(self, user_id: str, pipeline: str) -> SessionRow:
+        session = SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
+        now = time.time()
+        with self._transaction():
+            self._db.execute("INSERT OR IGNORE INTO users VALUES (?, ?)", (user_id, now))
+            self._db.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?)", (session.id, user_id, pipeline, now)
+            )
+        return session
+
+    def get_session(self, session_id: str) -> SessionRow | None:
+        row = self._db.execute(
+            "SELECT id, user_id, pipeline FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return SessionRow(*row) if row else None
+
+    def start_turn(self, session: SessionRow, message: str) -> tuple[int, int]:
+        """Store the user's message in a new turn; return (turn id, number in session)."""
+        now = time.time()
+        with self._transaction():
+            (number,) = self._db.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE session_id = ?", (session.id,)
+            ).fetchone()
+            cur = self._db.execute(
+                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)",
+                (session.id, number, now),
+            )
+            turn_id = int(cur.lastrowid or 0)
+            self._db.execute(
+                "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
+                (turn_id, message, now),
+            )
+        return turn_id, int(number)
+
+    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
+        """Mark the turn finished and store the replies delivered, as (agent, text)."""
+        now = time.time()
+        with self._transaction():
+            self._db.execute(
+                "UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id)
+            )
+            self._db.executemany(
+                "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)",
+                [(turn_id, agent, text, now) for agent, text in replies],
+            )
+
+    def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
+        """(session, number, user message) of a turn still marked running, else None."""
+        row = self._db.execute(
+            """
+            SELECT s.id, s.user_id, s.pipeline, t.number,
+                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
+            FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ? AND t.status = 'running'
+            """,
+            (turn_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4])
+
+    def turn_status(self, turn_id: int) -> str | None:
+        row = self._db.execute("SELECT status FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    def recent_turns(self, session_id: str, before_turn: int, limit: int = 50) -> list[PastTurn]:
+        """Finished turns of the session before `before_turn`, oldest first, with the last reply."""
+        rows = self._db.execute(
+            """
+            SELECT t.id, t.number,
+                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
+                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
+                    ORDER BY id DESC LIMIT 1)
+            FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.status != 'running'
+            ORDER BY t.number DESC LIMIT ?
+            """,
+            (session_id, before_turn, limit),
+        ).fetchall()
+        return [PastTurn(*row) for row in reversed(rows)]
+
+    # -- blackboard -----------------------------------------------------------------------
+
+    def write_entry(
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        meta: dict[str, Any],
+    ) -> None:
+        """Write-once: a second entry for the same turn and agent is refused."""
+        try:
+            with self._transaction():
+                self._db.execute(
+                    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, meta, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        turn_id,
+                        user_id,
+                        agent,
+                        status,
+                        None if output is None else json.dumps(output, ensure_ascii=False),
+                        error,
+                        json.dumps(meta),
+                        time.time(),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from None
+
+    def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        rows = self._db.execute(
+            "SELECT turn_id, agent, status, output, error, meta FROM blackboard WHERE turn_id = ? ORDER BY id",
+            (turn_id,),
+        ).fetchall()
+        return {row[1]: _entry(row) for row in rows}
+
+    def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
+        """Each agent's latest successful entry for this user, from turns before `before_turn`."""
+        found: dict[str, EntryRow] = {}
+        for agent in agents:
+            row = self._db.execute(
+                "SELECT turn_id, agent, status, output, error, meta FROM blackboard"
+                " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
+                " ORDER BY turn_id DESC LIMIT 1",
+                (user_id, agent, before_turn),
+            ).fetchone()
+            if row:
+                found[agent] = _entry(row)
+        return found
+
+    # -- events ---------------------------------------------------------------------------
+
+    def record_event(self, event: Event) -> None:
+        """Buffer an event; it is committed with the next write (or `flush_events`)."""
+        if event.type in PERSISTED:
+            self._pending_events.append(event)
+
+    def flush_events(self) -> None:
+        with self._transaction():
+            pass
+
+    def events(self, turn_id: int) -> list[dict[str, Any]]:
+        self.flush_events()
+        rows = self._db.execute(
+            "SELECT type, agent, at_s, wall, data FROM events WHERE turn_id = ? ORDER BY id", (turn_id,)
+        ).fetchall()
+        return [
+            {"type": t, "agent": a, "at_s": at, "wall": w, "data": json.loads(d)} for t, a, at, w, d in rows
+        ]
+
+    def close(self) -> None:
+        self.flush_events()
+        self._db.close()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self)
+
+    def _write_pending_events(self) -> None:
+        if not self._pending_events:
+            return
+        events, self._pending_events = self._pending_events, []
+        self._db.executemany(
+            "INSERT INTO events (turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?)",
+            [(e.turn_id, e.type, e.agent, e.at_s, e.wall, json.dumps(e.data)) for e in events],
+        )
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, with buffered events written in the same commit."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        try:
+            self.store._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"the database {self.store.path} is not writable: {exc}") from None
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        db = self.store._db
+        if exc_type is not None:
+            db.execute("ROLLBACK")
+            return
+        try:
+            self.store._write_pending_events()
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            db.execute("ROLLBACK")
+            raise StoreError(f"write to {self.store.path} failed: {error}") from None
+
+
+def _entry(row: tuple[Any, ...]) -> EntryRow:
+    turn_id, agent, status, output, error, meta = row
+    return EntryRow(
+        turn_id=turn_id,
+        agent=agent,
+        status=status,
+        output=None if output is None else json.loads(output),
+        error=error,
+        meta=json.loads(meta),
+    )

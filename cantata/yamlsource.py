@@ -1,0 +1,87 @@
+"""YAML loading that remembers where every value came from.
+
+Pydantic reports an error at a location such as ('agents', 2, 'reads', 0); users need
+"pipeline.yaml:14". We compose the YAML node tree once and record the line of every
+key and item, so any error found later (by pydantic or by the DAG checks) can name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cantata.errors import UserError
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass
+class YamlSource:
+    path: Path
+    data: Any
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Loc) -> int:
+        """The line of `loc`, or of its nearest enclosing value that has one."""
+        while loc:
+            if loc in self.lines:
+                return self.lines[loc]
+            loc = loc[:-1]
+        return self.lines.get((), 1)
+
+    def where(self, loc: Loc) -> str:
+        return f"{self.path}:{self.line_of(loc)}"
+
+
+def load_yaml(path: Path, error: type[UserError]) -> YamlSource:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {exc}") from None
+    return parse_yaml(text, path, error)
+
+
+def parse_yaml(text: str, path: Path, error: type[UserError]) -> YamlSource:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise error(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: invalid YAML: {exc}") from None
+    source = YamlSource(path=path, data=None)
+    if node is None:
+        source.data = {}
+        return source
+    source.data = _convert(node, (), source.lines, path, error)
+    return source
+
+
+def _convert(
+    node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: Path, error: type[UserError]
+) -> Any:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = _scalar(key_node)
+            if not isinstance(key, str):
+                raise error(f"{path}:{key_node.start_mark.line + 1}: keys must be text, got {key!r}")
+            if key in result:
+                raise error(f"{path}:{key_node.start_mark.line + 1}: key '{key}' appears twice")
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+            result[key] = _convert(value_node, (*loc, key), lines, path, error)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_convert(item, (*loc, i), lines, path, error) for i, item in enumerate(node.value)]
+    return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)  # type: ignore[no-untyped-call]
