@@ -1,0 +1,454 @@
+"""A backend for any OpenAI-compatible server: vLLM, SGLang, llama-server, Ollama,
+llama-cpp-python's server.
+
+One `httpx.AsyncClient` per backend. Every completion is streamed (SSE) from
+`POST {url}/chat/completions` and asks for usage in the stream. What differs between
+servers is named by the instance's `dialect`:
+
+- `vllm` (also right for SGLang, llama-server, Ollama): a schema goes as
+  `response_format: {"type": "json_schema", ...}`.
+- `llama-cpp-python`: a schema goes as `response_format: {"type": "json_object",
+  "schema": ...}`; that server rejects `json_schema` (HTTP 500) and, in 0.3.x, sends no
+  usage in a stream, so usage is then estimated (see `_StreamState`).
+
+`guided_*` fields are never sent: vLLM removed them and ignores them silently.
+
+Reasoning is kept out of the answer whichever way it arrives: as `delta.reasoning` /
+`delta.reasoning_content` (a server running a reasoning parser) or as a leading
+`<think>...</think>` block in the content (one that does not), tags split across stream
+chunks included.
+
+Every httpx failure becomes a Cantata error in one place, `_boundary`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.config import InstanceConfig
+from cantata.errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendProtocolError,
+    BackendTimeout,
+    BackendUnavailable,
+    CantataError,
+    ConfigError,
+)
+
+CHECK_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 10.0
+EXCERPT_CHARS = 200
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+class _Malformed(Exception):
+    """The server sent something that is not the OpenAI streaming format."""
+
+
+class _StreamError(Exception):
+    """The server reported an error inside a 200 stream (`data: {"error": ...}`)."""
+
+    def __init__(self, message: str, code: int | None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class OpenAICompatBackend(Backend):
+    def __init__(self, config: InstanceConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.name = config.name
+        self.config = config
+        if not config.url:
+            raise ConfigError(f"instance '{config.name}' (openai) needs a 'url'")
+        if not config.url.startswith(("http://", "https://")):
+            raise ConfigError(f"instance '{config.name}': url must start with http:// or https://, got {config.url!r}")
+        self.url = config.url.rstrip("/")
+        headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.url + "/",
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, CONNECT_TIMEOUT_S)),
+            transport=transport,
+        )
+        self._model: str | None = config.model
+
+    # -- Backend interface -------------------------------------------------------------
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(
+            backend="openai",
+            model=self._model or "(first model the server lists)",
+            details={
+                "url": self.url,
+                "dialect": self.config.dialect,
+                "priority_scheduling": self.config.priority_scheduling,
+            },
+        )
+
+    async def check(self) -> BackendInfo:
+        with self._boundary("models"):
+            models = await self._list_models(timeout=CHECK_TIMEOUT_S)
+        if self._model is None:
+            self._model = models[0]
+        info = self.info()
+        info.details["models"] = models
+        return info
+
+    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        with self._boundary("chat/completions"):
+            if self._model is None:
+                self._model = (await self._list_models())[0]
+            body = self.request_body(request, self._model)
+            async with self._client.stream("POST", "chat/completions", json=body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    response.raise_for_status()
+                splitter = _ThinkSplitter(implicit=request.thinking is True)
+                state = _StreamState()
+                async for data in _sse_data(response):
+                    if data == "[DONE]":
+                        state.done = True
+                        break
+                    answer, reasoning = state.read_event(_parse_event(data), splitter)
+                    if answer or reasoning:
+                        yield Chunk(text=answer, reasoning=reasoning)
+                if not state.done and not state.finished:
+                    raise _Malformed("the stream ended before [DONE]")
+                answer, reasoning = splitter.flush()
+                if answer or reasoning:
+                    yield Chunk(text=answer, reasoning=reasoning)
+                yield Chunk(usage=state.result(request, self.count_tokens))
+
+    # count_tokens: the base class's rough count. Servers' tokenize endpoints differ (vLLM
+    # /tokenize at the root, llama-server /tokenize, llama-cpp-python /extras/tokenize,
+    # Ollama none) and count_tokens is synchronous, so a correct count would need the
+    # model's tokenizer locally.
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    # -- request -----------------------------------------------------------------------
+
+    def request_body(self, request: CompletionRequest, model: str) -> dict[str, Any]:
+        """The JSON body of `POST /chat/completions` for this instance's dialect."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [m.as_dict() for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.schema is not None:
+            if self.config.dialect == "llama-cpp-python":
+                body["response_format"] = {"type": "json_object", "schema": request.schema}
+            else:
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
+                }
+        if request.thinking is not None:
+            body["chat_template_kwargs"] = {"enable_thinking": request.thinking}
+        if self.config.priority_scheduling:
+            body["priority"] = request.priority
+        return body
+
+    async def _list_models(self, timeout: float | None = None) -> list[str]:
+        if timeout is None:
+            response = await self._client.get("models")
+        else:
+            response = await self._client.get("models", timeout=timeout)
+        response.raise_for_status()
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise _Malformed(f"GET models: {_describe(exc)}") from exc
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list):
+            raise _Malformed("GET models: no 'data' list")
+        ids = [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        if not ids:
+            raise BackendUnavailable(f"instance '{self.name}': {self.url}/models lists no model")
+        return ids
+
+    # -- the one error boundary --------------------------------------------------------
+
+    @contextmanager
+    def _boundary(self, endpoint: str) -> Iterator[None]:
+        """Turn every failure of a call to `endpoint` into a one-line Cantata error."""
+        where = f"{self.url}/{endpoint}"
+        try:
+            yield
+        except CantataError as exc:
+            exc.message = self._scrub(exc.message)
+            raise
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise BackendUnavailable(self._say(f"cannot connect to {self.url} ({_describe(exc)})")) from exc
+        except httpx.TimeoutException as exc:
+            raise BackendTimeout(self._say(f"{where} timed out ({_describe(exc)})")) from exc
+        except httpx.HTTPStatusError as exc:
+            status = exc.response.status_code
+            raise BackendHTTPError(
+                self._say(f"HTTP {status} from {where}: {_excerpt(exc.response)}"), http_status=status
+            ) from exc
+        except _StreamError as exc:
+            if exc.code is not None and exc.code >= 400:
+                message = self._say(f"HTTP {exc.code} reported in the stream from {where}: {exc}")
+                raise BackendHTTPError(message, http_status=exc.code) from exc
+            raise BackendError(self._say(f"error reported in the stream from {where}: {exc}")) from exc
+        except (_Malformed, json.JSONDecodeError, UnicodeDecodeError, httpx.DecodingError) as exc:
+            raise BackendProtocolError(self._say(f"unreadable reply from {where}: {_describe(exc)}")) from exc
+        except httpx.HTTPError as exc:
+            raise BackendError(self._say(f"request to {where} failed ({_describe(exc)})")) from exc
+
+    def _say(self, what: str) -> str:
+        return self._scrub(f"instance '{self.name}': {_one_line(what)}")
+
+    def _scrub(self, text: str) -> str:
+        key = self.config.api_key
+        return text.replace(key, "***") if key else text
+
+
+# -- stream parsing ------------------------------------------------------------------------
+
+
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The `data` of each server-sent event, decoded as strict UTF-8."""
+    buffer = b""
+    lines: list[str] = []
+    async for raw in response.aiter_bytes():
+        buffer += raw
+        *complete, buffer = buffer.split(b"\n")
+        for line in complete:
+            event = _sse_line(line, lines)
+            if event is not None:
+                yield event
+    for line in (buffer, b""):
+        event = _sse_line(line, lines)
+        if event is not None:
+            yield event
+
+
+def _sse_line(raw: bytes, lines: list[str]) -> str | None:
+    """Feed one line; return an event's data when a blank line ends it."""
+    line = raw.decode("utf-8").rstrip("\r")
+    if not line:
+        if not lines:
+            return None
+        data = "\n".join(lines)
+        lines.clear()
+        return data
+    if line.startswith("data:"):
+        value = line[5:]
+        lines.append(value[1:] if value.startswith(" ") else value)
+    # Comments (": ping") and other fields (event:, id:, retry:) carry nothing we use.
+    return None
+
+
+def _parse_event(data: str) -> dict[str, Any]:
+    event = json.loads(data)
+    if not isinstance(event, dict):
+        raise _Malformed(f"an event is not a JSON object: {data[:80]}")
+    error = event.get("error")
+    if error is not None:
+        message = error.get("message", error) if isinstance(error, dict) else error
+        code = error.get("code") if isinstance(error, dict) else None
+        raise _StreamError(str(message), code if isinstance(code, int) else None)
+    return event
+
+
+class _StreamState:
+    """What the stream said so far; the usage it reports, estimated when it sends none.
+
+    llama-cpp-python's server (0.3.x) ignores `stream_options.include_usage`: then the
+    prompt tokens are the rough count of the messages and the completion tokens the
+    number of content/reasoning deltas (about one token each on that server).
+    """
+
+    def __init__(self) -> None:
+        self.reported: Usage | None = None
+        self.deltas = 0
+        self.done = False
+        self.finished = False
+        self.server_reasons = False
+
+    def read_event(self, event: dict[str, Any], splitter: _ThinkSplitter) -> tuple[str, str]:
+        usage = event.get("usage")
+        if usage is not None:
+            self.reported = _read_usage(usage)
+        choices = event.get("choices") or []
+        if not isinstance(choices, list):
+            raise _Malformed("'choices' is not a list")
+        if not choices:
+            return "", ""
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise _Malformed("a choice is not an object")
+        if choice.get("finish_reason"):
+            self.finished = True
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise _Malformed("'delta' is not an object")
+        reasoning = _text_field(delta, "reasoning") or _text_field(delta, "reasoning_content")
+        content = _text_field(delta, "content")
+        if reasoning or content:
+            self.deltas += 1
+        if reasoning:
+            splitter.server_reasons()
+        answer, inline_reasoning = splitter.feed(content)
+        return answer, reasoning + inline_reasoning
+
+    def result(self, request: CompletionRequest, count: Callable[[str], int]) -> Usage:
+        if self.reported is not None:
+            return self.reported
+        prompt = sum(count(m.content) for m in request.messages)
+        return Usage(prompt_tokens=prompt, completion_tokens=self.deltas, cached_tokens=0)
+
+
+def _text_field(delta: dict[str, Any], key: str) -> str:
+    value = delta.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Malformed(f"delta.{key} is not a string")
+    return value
+
+
+def _read_usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        raise _Malformed("'usage' is not an object")
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        cached_tokens=_count(cached),
+    )
+
+
+def _count(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Malformed(f"a token count is not an integer: {value!r}")
+    return value
+
+
+class _ThinkSplitter:
+    """Separates a leading `<think>...</think>` block from the answer in streamed content.
+
+    Only a block at the start (after whitespace) is reasoning: once the answer has
+    begun, `<think>` is ordinary text (an answer may well talk about think tags).
+    Partial tags at a chunk's end are held back until the next chunk decides them.
+    Whitespace before the answer's first visible character is dropped.
+
+    `implicit` (thinking was requested): some chat templates put `<think>` in the
+    prompt, so the content starts inside the block and only `</think>` shows. Then
+    the content is held until `</think>` appears (all before it is reasoning), the
+    content starts with `<think>`, the server sends reasoning in its own field, or
+    the stream ends (all of it is answer).
+    """
+
+    def __init__(self, *, implicit: bool) -> None:
+        self.state = "implicit" if implicit else "start"
+        self.buf = ""
+
+    def server_reasons(self) -> None:
+        if self.state == "implicit":
+            self.state = "start"
+
+    def feed(self, text: str) -> tuple[str, str]:
+        self.buf += text
+        answer: list[str] = []
+        reasoning: list[str] = []
+        while self.buf:
+            if self.state == "answer":
+                answer.append(self.buf)
+                self.buf = ""
+            elif self.state == "reasoning":
+                end = self.buf.find(THINK_CLOSE)
+                if end >= 0:
+                    reasoning.append(self.buf[:end])
+                    self.buf = self.buf[end + len(THINK_CLOSE) :]
+                    self.state = "start"
+                    continue
+                keep = _partial_suffix(self.buf, THINK_CLOSE)
+                reasoning.append(self.buf[: len(self.buf) - keep])
+                self.buf = self.buf[len(self.buf) - keep :]
+                break
+            else:  # "start" or "implicit": nothing visible in the answer yet
+                lead = self.buf.lstrip()
+                if lead.startswith(THINK_OPEN):
+                    self.buf = lead[len(THINK_OPEN) :]
+                    self.state = "reasoning"
+                    continue
+                if THINK_OPEN.startswith(lead):  # only whitespace, or a partial "<think"
+                    break
+                if self.state == "start":
+                    self.buf = lead
+                    self.state = "answer"
+                    continue
+                end = self.buf.find(THINK_CLOSE)
+                if end < 0:
+                    break
+                reasoning.append(self.buf[:end])
+                self.buf = self.buf[end + len(THINK_CLOSE) :]
+                self.state = "start"
+        return "".join(answer), "".join(reasoning)
+
+    def flush(self) -> tuple[str, str]:
+        rest, self.buf = self.buf, ""
+        if self.state == "reasoning":  # cut off inside the block (max_tokens)
+            return "", rest
+        if self.state == "answer":
+            return rest, ""
+        return rest.lstrip(), ""
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest end of `text` that is a proper start of `tag`."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-size:]):
+            return size
+    return 0
+
+
+# -- messages ------------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _describe(exc: BaseException) -> str:
+    detail = _one_line(str(exc))
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _excerpt(response: httpx.Response) -> str:
+    """The server's own words about the error, short: `error.message`, `detail`, or the body."""
+    try:
+        text = response.text
+    except Exception:  # an undecodable error body says nothing more than its status
+        return "(unreadable body)"
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        for candidate in (error.get("message") if isinstance(error, dict) else error, payload.get("detail"), payload.get("message")):
+            if candidate:
+                text = candidate if isinstance(candidate, str) else json.dumps(candidate)
+                break
+    text = _one_line(text) or "(empty body)"
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
