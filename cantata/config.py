@@ -14,7 +14,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cantata.errors import ConfigError
-from cantata.yamlsource import YamlSource, load_yaml
+from cantata.yamlsource import describe_validation_error, load_yaml
 
 BackendKind = Literal["embedded", "openai", "scripted"]
 Dialect = Literal["vllm", "llama-cpp-python"]
@@ -45,6 +45,7 @@ class InstanceConfig(BaseModel):
     latency_s: float = Field(0.0, ge=0)
     tokens_per_s: float | None = Field(None, gt=0)
     fail_rate: float = Field(0.0, ge=0, le=1)
+    fail_first: int = Field(0, ge=0, description="Fail the first N attempts of every call (to test retries).")
     seed: int = 0
 
     @field_validator("api_key")
@@ -100,7 +101,11 @@ def load_config(explicit: Path | None = None) -> InstancesConfig:
     try:
         config = InstancesConfig.model_validate(source.data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(
+            describe_validation_error(
+                exc, source, lambda loc: (InstanceConfig if loc[:1] == ("instances",) else InstancesConfig).model_fields
+            )
+        ) from None
     names = [i.name for i in config.instances]
     for i, name in enumerate(names):
         if name in names[:i]:
@@ -109,16 +114,3 @@ def load_config(explicit: Path | None = None) -> InstancesConfig:
         if inst.backend == "openai" and not inst.url:
             raise ConfigError(f"{source.where(('instances', i))}: instance '{inst.name}' (openai) needs a 'url'")
     return config.model_copy(update={"path": path})
-
-
-def _describe(exc: ValidationError, source: YamlSource) -> str:
-    err = exc.errors()[0]
-    loc = tuple(err["loc"])
-    field = ".".join(str(p) for p in loc)
-    if err["type"] == "extra_forbidden":
-        allowed = ", ".join(InstanceConfig.model_fields)
-        return f"{source.where(loc)}: unknown key '{loc[-1]}'; allowed keys: {allowed}"
-    if err["type"] == "missing":
-        return f"{source.where(loc)}: {field} is missing; add it"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{source.where(loc)}: {field}: {msg}"

@@ -57,7 +57,9 @@ async def run_function(
         value = value.model_dump(mode="json")
     if contract is not None:
         return contract.validate_data(value)
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, (str, dict, list, int, float, bool)):
+        return value
+    raise BackendError(f"function returned a {type(value).__name__}; return text, a dict or a pydantic model")
 
 
 class ModelCall:

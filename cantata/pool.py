@@ -58,42 +58,49 @@ class Instance:
         self.stats = InstanceStats()
         self._waiting: list[_Waiter] = []
         self._seq = itertools.count()
+        self._dispatch_scheduled = False
 
     @asynccontextmanager
     async def slot(self, rank: int) -> AsyncIterator[None]:
-        """Hold one of the instance's slots; wait by rank while all are taken."""
-        if self.stats.running >= self.capacity or self._waiting:
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            waiter = _Waiter(rank, next(self._seq), future)
-            heapq.heappush(self._waiting, waiter)
-            self.stats.queued += 1
-            try:
-                await future
-            except asyncio.CancelledError:
-                if future.done() and not future.cancelled():
-                    # We were handed a slot just as we were cancelled: pass it on.
-                    self._release()
-                else:
-                    self._waiting.remove(waiter)
-                    heapq.heapify(self._waiting)
-                raise
-            finally:
-                self.stats.queued -= 1
-        else:
-            self.stats.running += 1
+        """Hold one of the instance's slots; while all are taken, wait by rank.
+
+        Slots are granted by a dispatch scheduled for the end of the current loop tick,
+        not on the spot: agents that become ready together (coach and shadow after the
+        guard) all join the queue first, and the early reply wins even on a free instance.
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, _Waiter(rank, next(self._seq), future))
+        self.stats.queued += 1
+        self._schedule_dispatch()
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self._release()  # granted just as we were cancelled: pass the slot on
+            raise
+        finally:
+            self.stats.queued -= 1
         try:
             yield
         finally:
             self._release()
 
-    def _release(self) -> None:
-        while self._waiting:
+    def _schedule_dispatch(self) -> None:
+        if not self._dispatch_scheduled:
+            self._dispatch_scheduled = True
+            asyncio.get_running_loop().call_soon(self._dispatch)
+
+    def _dispatch(self) -> None:
+        self._dispatch_scheduled = False
+        while self._waiting and self.stats.running < self.capacity:
             waiter = heapq.heappop(self._waiting)
-            if not waiter.future.done():
-                # The slot passes straight to the waiter: `running` does not change.
+            if not waiter.future.done():  # a cancelled waiter is simply dropped
+                self.stats.running += 1
                 waiter.future.set_result(None)
-                return
+
+    def _release(self) -> None:
         self.stats.running -= 1
+        self._dispatch()
 
 
 class Pool:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cantata.errors import SpecError
 from cantata.structured import OutputContract, contract_from_model, contract_from_schema
-from cantata.yamlsource import Loc, YamlSource, load_yaml
+from cantata.yamlsource import Loc, YamlSource, describe_validation_error, load_yaml
 
 Need = Literal["reasoning", "code", "tool_use", "chat"]
 
@@ -135,7 +135,7 @@ def load_pipeline(path: Path) -> Pipeline:
     try:
         spec = PipelineSpec.model_validate(source.data)
     except ValidationError as exc:
-        raise SpecError(_describe_validation_error(exc, source)) from None
+        raise SpecError(describe_validation_error(exc, source, _allowed_keys)) from None
     _check_graph(spec, source)
     base = path.parent
     prompts: dict[str, str] = {}
@@ -150,25 +150,9 @@ def load_pipeline(path: Path) -> Pipeline:
     return Pipeline(spec, path=path, prompts=prompts, contracts=contracts, functions=functions)
 
 
-def _describe_validation_error(exc: ValidationError, source: YamlSource) -> str:
-    err = exc.errors()[0]
-    loc: Loc = tuple(err["loc"])
-    where = source.where(loc)
-    field = _loc_text(loc)
-    if err["type"] == "extra_forbidden":
-        model = AgentSpec if len(loc) >= 3 and loc[0] == "agents" else PipelineSpec
-        allowed = ", ".join(model.model_fields)
-        return f"{where}: unknown key '{loc[-1]}' in {_loc_text(loc[:-1]) or 'the pipeline'}; allowed keys: {allowed}"
-    if err["type"] == "missing":
-        return f"{where}: {field} is missing; add it"
-    return f"{where}: {field}: {err['msg']}"
-
-
-def _loc_text(loc: Loc) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
+def _allowed_keys(loc: Loc) -> list[str]:
+    model = AgentSpec if loc[:1] == ("agents",) else PipelineSpec
+    return list(model.model_fields)
 
 
 def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:

@@ -102,8 +102,10 @@ def reply_text(output: Any) -> str:
     """The user-facing text of an output: itself if text, else its `reply` field."""
     if isinstance(output, str):
         return output
-    if isinstance(output, dict) and isinstance(output.get("reply"), str):
-        return output["reply"]
+    if isinstance(output, dict):
+        reply = output.get("reply")
+        if isinstance(reply, str):
+            return reply
     return json.dumps(output, ensure_ascii=False)
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from cantata.errors import UserError
 
@@ -84,4 +86,28 @@ def _convert(
 
 
 def _scalar(node: yaml.Node) -> Any:
-    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+
+
+def describe_validation_error(
+    exc: ValidationError, source: YamlSource, allowed_keys: Callable[[Loc], Iterable[str]]
+) -> str:
+    """One line for the most useful of pydantic's errors: an unknown key explains the rest."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    loc: Loc = tuple(err["loc"])
+    where = source.where(loc)
+    if err["type"] == "extra_forbidden":
+        allowed = ", ".join(allowed_keys(loc[:-1]))
+        return f"{where}: unknown key '{loc[-1]}' in {loc_text(loc[:-1]) or 'the file'}; allowed keys: {allowed}"
+    if err["type"] == "missing":
+        return f"{where}: {loc_text(loc)} is missing; add it"
+    return f"{where}: {loc_text(loc)}: {err['msg'].removeprefix('Value error, ')}"
+
+
+def loc_text(loc: Loc) -> str:
+    """('agents', 2, 'reads') -> 'agents[2].reads'"""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

@@ -40,6 +40,8 @@ class ScriptedBackend(Backend):
         rng = random.Random(f"{self.config.seed}:{key}:{attempt}")
         if self.config.latency_s:
             await asyncio.sleep(self.config.latency_s)
+        if attempt <= self.config.fail_first:
+            raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
         if self.config.fail_rate and rng.random() < self.config.fail_rate:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
         if request.schema is not None:

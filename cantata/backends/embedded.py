@@ -1,0 +1,161 @@
+"""The embedded backend: llama.cpp in process, on one worker thread per instance.
+
+llama.cpp generates one sequence at a time, so every call of an instance runs on its
+own single-thread executor: the event loop never blocks, and calls queue in the order
+the pool hands out slots. llama-cpp-python keeps the tokens of the last call and
+re-evaluates only what differs, so agents that share the briefing (prompts.py) reuse
+it: we compute that shared prefix ourselves to report `cached_tokens`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from llama_cpp import Llama
+from llama_cpp.llama_grammar import LlamaGrammar
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.backends.model_files import model_path
+from cantata.config import InstanceConfig
+from cantata.errors import BackendError, BackendUnavailable, CantataError
+
+_DONE = object()
+
+
+class EmbeddedBackend(Backend):
+    def __init__(self, config: InstanceConfig) -> None:
+        self.name = config.name
+        self.config = config
+        self.path = model_path(config.model)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"cantata-{config.name}")
+        self._llm: Llama | None = None
+        self._vocab: Llama | None = None  # tokenizer only: counting never touches the generating model
+        self._formatter: Jinja2ChatFormatter | None = None
+        self._grammars: dict[str, LlamaGrammar] = {}
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(
+            backend="embedded",
+            model=self.path.name,
+            details={"path": str(self.path), "context": self.config.context, "loaded": self._llm is not None},
+        )
+
+    async def check(self) -> BackendInfo:
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+        return self.info()
+
+    def count_tokens(self, text: str) -> int:
+        if self._vocab is None:
+            self._vocab = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
+        return len(self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        cancelled = threading.Event()
+
+        def put(item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def work() -> None:
+            try:
+                put(self._generate(request, put, cancelled))
+            except CantataError as exc:
+                put(exc)
+            except Exception as exc:  # llama.cpp's own errors, e.g. a prompt over the context
+                put(BackendError(f"instance '{self.name}': {exc}"))
+            finally:
+                put(_DONE)
+
+        future = loop.run_in_executor(self._executor, work)
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                if isinstance(item, CantataError):
+                    raise item
+                yield item
+        finally:
+            # A timeout or cancellation stops generation at the next token.
+            cancelled.set()
+            await asyncio.shield(future)
+
+    async def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- on the worker thread -------------------------------------------------------------
+
+    def _load(self) -> Llama:
+        if self._llm is None:
+            try:
+                self._llm = Llama(
+                    model_path=str(self.path),
+                    n_ctx=self.config.context,
+                    n_threads=os.cpu_count() or 2,
+                    seed=self.config.seed,
+                    verbose=False,
+                )
+            except (ValueError, OSError, RuntimeError) as exc:
+                raise BackendUnavailable(f"instance '{self.name}': cannot load {self.path}: {exc}") from None
+            template = self._llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise BackendUnavailable(f"instance '{self.name}': {self.path.name} has no chat template")
+            model = self._llm._model
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=model.token_get_text(self._llm.token_eos()),
+                bos_token=model.token_get_text(self._llm.token_bos()),
+            )
+        return self._llm
+
+    def _generate(self, request: CompletionRequest, put: Any, cancelled: threading.Event) -> Chunk:
+        llm = self._load()
+        assert self._formatter is not None
+        formatted = self._formatter(messages=[m.as_dict() for m in request.messages])  # type: ignore[misc]
+        tokens = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=True, special=True)
+        # The same rule llama-cpp-python applies before evaluating: the longest common
+        # prefix with the tokens it holds (all but the prompt's last token) is reused.
+        cached = _common_prefix(llm._input_ids.tolist(), tokens[:-1])
+        stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
+        stream = llm.create_completion(
+            tokens,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            stream=True,
+            stop=stop,
+            grammar=self._grammar(request.schema) if request.schema is not None else None,
+        )
+        text: list[str] = []
+        for part in stream:
+            if cancelled.is_set():
+                break
+            piece = part["choices"][0]["text"]  # type: ignore[index]
+            if piece:
+                text.append(piece)
+                put(Chunk(text=piece))
+        completion = llm.tokenize("".join(text).encode("utf-8"), add_bos=False, special=True)
+        return Chunk(usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(completion), cached_tokens=cached))
+
+    def _grammar(self, schema: dict[str, Any]) -> LlamaGrammar:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+

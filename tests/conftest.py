@@ -1,0 +1,45 @@
+"""Shared fixtures: a private CANTATA_HOME per test, and helpers to write pipelines and configs."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own CANTATA_HOME: no test reads or writes the user's data."""
+    path = tmp_path / "home"
+    monkeypatch.setenv("CANTATA_HOME", str(path))
+    monkeypatch.delenv("CANTATA_CONFIG", raising=False)
+    return path
+
+
+WriteFile = Callable[[str, str], Path]
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> WriteFile:
+    """write("name.yaml", text) -> path, with the text dedented."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    return _write
+
+
+def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
+    """An instances config of scripted instances: scripted_config(write, fast={"latency_s": 0})."""
+    lines = ["instances:"]
+    for name, options in instances.items():
+        lines.append(f"  - name: {name}")
+        lines.append("    backend: scripted")
+        for key, value in options.items():
+            lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
+    return write("instances.yaml", "\n".join(lines) + "\n")

@@ -1,0 +1,240 @@
+"""Turns on scripted instances: dependency order, start latency, early/final, failures, retries, timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cantata.config import load_config
+from cantata.events import Event
+from cantata.runtime import Cantata
+from cantata.spec import load_pipeline
+from cantata.turn import TurnResult
+from tests.conftest import WriteFile, scripted_config
+
+# a -> (b, c) -> d, plus an early node e; b and c on instances of different speeds.
+DIAMOND = """
+name: diamond
+agents:
+  - name: a
+    model: mid
+    prompt: first
+  - name: b
+    model: slow
+    prompt: left
+    reads: [a]
+    output:
+      type: object
+      properties:
+        score: {type: integer, minimum: 1, maximum: 5}
+        reply: {type: string}
+      required: [score, reply]
+  - name: c
+    model: fast
+    prompt: right
+    reads: [a]
+  - name: d
+    model: mid
+    prompt: merge
+    reads: [b, c]
+    deliver: final
+  - name: e
+    model: fast
+    prompt: quick
+    deliver: early
+"""
+
+
+async def run(
+    pipeline_path: Path, config_path: Path, home: Path, message: str = "hello", **kwargs: object
+) -> tuple[TurnResult, list[Event]]:
+    events: list[Event] = []
+    app = Cantata(load_config(config_path), home=home)
+    try:
+        result = await app.run_turn(load_pipeline(pipeline_path), message, on_event=events.append, **kwargs)  # type: ignore[arg-type]
+    finally:
+        await app.close()
+    return result, events
+
+
+def speeds(write: WriteFile, **extra: object) -> Path:
+    return scripted_config(
+        write,
+        fast={"latency_s": 0.02, "serves": ["fast"], **extra},
+        mid={"latency_s": 0.05, "serves": ["mid"], **extra},
+        slow={"latency_s": 0.12, "serves": ["slow"], **extra},
+    )
+
+
+async def test_agents_start_when_their_reads_are_written(write: WriteFile, home: Path) -> None:
+    result, events = await run(write("p.yaml", DIAMOND), speeds(write), home)
+    agents = {a.name: a for a in result.agents}
+    assert result.status == "ok"
+    for name, reads in {"b": ["a"], "c": ["a"], "d": ["b", "c"]}.items():
+        ready = max(agents[r].finished_s or 0 for r in reads)
+        started = agents[name].started_s or 0
+        assert started >= ready, f"{name} started before its inputs were written"
+        # Event-driven: no round barrier, so d waits for slow b only, and starts at once.
+        assert started - ready < 0.005, f"{name} started {1000 * (started - ready):.1f} ms after its inputs"
+    # c (fast) finished long before b (slow): no lock-step rounds held it back.
+    assert (agents["c"].finished_s or 0) < (agents["b"].started_s or 0) + 0.1
+    # e reads nothing: it runs alongside a from the start.
+    assert (agents["e"].started_s or 1) < 0.01
+
+
+async def test_early_and_final_delivery(write: WriteFile, home: Path) -> None:
+    result, events = await run(write("p.yaml", DIAMOND), speeds(write), home)
+    assert result.early is not None and result.early.agent == "e"
+    assert result.final is not None and result.final.agent == "d"
+    assert result.early.at_s < result.final.at_s
+    types = [e.type for e in events]
+    assert types[0] == "turn_started" and types[-1] == "turn_delivered"
+    assert types.index("early_delivered") < types.index("turn_delivered")
+    assert result.agents[[a.name for a in result.agents].index("b")].output["score"] in range(1, 6)
+
+
+async def test_outputs_are_stored_before_readers_start(write: WriteFile, home: Path) -> None:
+    app = Cantata(load_config(speeds(write)), home=home)
+    seen: dict[str, set[str]] = {}
+
+    def check(event: Event) -> None:
+        if event.type == "agent_started" and event.agent:
+            # What the store holds at the moment the agent starts.
+            seen[event.agent] = set(app.store.entries(event.turn_id))
+            messages = app.store.recent_turns  # the user's message row exists from the start
+            assert messages is not None
+
+    try:
+        await app.run_turn(load_pipeline(write("p.yaml", DIAMOND)), "hello", on_event=check)
+    finally:
+        await app.close()
+    assert {"a"} <= seen["b"] and {"a"} <= seen["c"]
+    assert {"a", "b", "c"} <= seen["d"]
+
+
+async def test_failed_agent_degrades_the_turn_and_readers_see_it_missing(write: WriteFile, home: Path) -> None:
+    config = scripted_config(
+        write, broken={"fail_rate": 1.0, "serves": ["slow"]}, ok={"latency_s": 0.0, "serves": ["*"]}
+    )
+    result, events = await run(write("p.yaml", DIAMOND), config, home)
+    agents = {a.name: a for a in result.agents}
+    assert agents["b"].status == "failed" and "scripted failure" in (agents["b"].error or "")
+    assert agents["d"].status == "ok"  # ran with b marked missing
+    assert result.status == "degraded"
+    assert any(e.type == "agent_failed" and e.agent == "b" for e in events)
+
+
+async def test_required_input_failure_skips_the_reader(write: WriteFile, home: Path) -> None:
+    text = DIAMOND.replace("    reads: [b, c]\n", "    reads: [b, c]\n    required: [b]\n")
+    config = scripted_config(write, broken={"fail_rate": 1.0, "serves": ["slow"]}, ok={"serves": ["*"]})
+    result, _ = await run(write("p.yaml", text), config, home)
+    d = next(a for a in result.agents if a.name == "d")
+    assert d.status == "skipped" and "b" in (d.error or "")
+    assert result.final is None and result.status == "failed"  # the final reply never came
+
+
+async def test_retries_with_backoff(write: WriteFile, home: Path) -> None:
+    text = DIAMOND.replace("    prompt: first\n", "    prompt: first\n    retries: 2\n")
+    config = scripted_config(write, flaky={"fail_first": 2, "serves": ["mid"]}, ok={"serves": ["*"]})
+    result, events = await run(write("p.yaml", text), config, home)
+    a = next(x for x in result.agents if x.name == "a")
+    assert a.status == "ok" and a.attempts == 3
+    retries = [e for e in events if e.type == "agent_retry" and e.agent == "a"]
+    assert [r.data["delay_s"] for r in retries] == [0.25, 0.5]
+    # Without enough retries the agent fails, and the turn goes on without it.
+    config = scripted_config(write, flaky={"fail_first": 5, "serves": ["mid"]}, ok={"serves": ["*"]})
+    result, _ = await run(write("p.yaml", text), config, home)
+    a = next(x for x in result.agents if x.name == "a")
+    assert a.status == "failed" and a.attempts == 3
+
+
+async def test_timeout_fails_the_agent_not_the_turn(write: WriteFile, home: Path) -> None:
+    text = DIAMOND.replace("    prompt: right\n", "    prompt: right\n    timeout_s: 0.05\n").replace(
+        "model: fast\n    prompt: quick", "model: mid\n    prompt: quick"
+    )
+    config = scripted_config(write, stuck={"latency_s": 30.0, "serves": ["fast"]}, ok={"serves": ["*"]})
+    result, _ = await run(write("p.yaml", text), config, home)
+    c = next(x for x in result.agents if x.name == "c")
+    assert c.status == "failed" and "timed out after 0.05 s" in (c.error or "")
+    assert (c.finished_s or 99) < 1.0
+    assert result.status == "degraded"
+
+
+async def test_early_agent_is_served_first_on_a_shared_instance(write: WriteFile, home: Path) -> None:
+    # One slot for everyone: among agents ready at once, the early one goes first,
+    # then by priority, whatever the file order.
+    text = """
+    name: shared
+    agents:
+      - name: low
+        prompt: x
+      - name: high
+        prompt: x
+        priority: 5
+      - name: quick
+        prompt: x
+        deliver: early
+    """
+    config = scripted_config(write, one={"latency_s": 0.01, "max_concurrency": 1})
+    _, events = await run(write("p.yaml", text), config, home)
+    started = [e.agent for e in events if e.type == "agent_started"]
+    assert started == ["quick", "high", "low"]
+
+
+async def test_session_continues_and_sees_earlier_turns(write: WriteFile, home: Path) -> None:
+    config = speeds(write)
+    path = write("p.yaml", DIAMOND)
+    first, _ = await run(path, config, home, message="first message")
+    second, _ = await run(path, config, home, message="second message", session_id=first.session)
+    assert second.session == first.session and second.turn == 2
+    assert second.agents[0].prompt_tokens > first.agents[0].prompt_tokens  # the briefing now holds turn 1
+
+
+async def test_function_agent_gets_inputs_and_memory(write: WriteFile, home: Path) -> None:
+    write(
+        "probe_functions.py",
+        """
+        def count(ctx):
+            seen = ctx.memory.get("tally", {}).get("n", 0)
+            if ctx.inputs["a"]:
+                ctx.conflict(rule="demo", resolution="kept")
+            return {"n": seen + 1, "reply": f"turn {ctx.turn}: {ctx.message}"}
+        """,
+    )
+    text = """
+    name: fn
+    agents:
+      - name: a
+        prompt: x
+      - name: tally
+        function: probe_functions.count
+        reads: [a]
+        memory: [tally]
+        deliver: final
+    """
+    config = scripted_config(write, ok={})
+    path = write("p.yaml", text)
+    first, _ = await run(path, config, home, message="one")
+    second, _ = await run(path, config, home, message="two", user="local")
+    assert first.final is not None and first.final.text == "turn 1: one"
+    assert second.agents[-1].output == {"n": 2, "reply": "turn 1: two"}  # memory spans sessions
+    assert second.conflicts == [{"found_by": "tally", "rule": "demo", "resolution": "kept"}]
+
+
+async def test_resume_reruns_only_missing_agents(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", DIAMOND))
+    app = Cantata(load_config(speeds(write)), home=home)
+    try:
+        session = app.session_for(pipeline, user="u", session_id=None)
+        turn_id, _ = app.store.start_turn(session, "hello")
+        # As if the process died after a, e and c wrote.
+        for agent in ("a", "e", "c"):
+            app.store.write_entry(turn_id=turn_id, user_id="u", agent=agent, status="ok", output=f"{agent}!", error=None, meta={})
+        events: list[Event] = []
+        result = await app.resume(pipeline, turn_id, on_event=events.append)
+    finally:
+        await app.close()
+    started = {e.agent for e in events if e.type == "agent_started"}
+    assert started == {"b", "d"}
+    assert result.status == "ok" and result.early is not None and result.early.text == "e!"
