@@ -1,0 +1,107 @@
+"""Validation and the one repair attempt: what grammars let through must still be caught."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from pydantic import BaseModel, Field
+
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
+from cantata.config import InstanceConfig
+from cantata.errors import OutputInvalid
+from cantata.nodes import ModelCall
+from cantata.pool import Instance
+from cantata.spec import AgentSpec
+from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
+from cantata.turn import AgentResult
+
+
+class Mood(BaseModel):
+    score: int = Field(ge=1, le=5)
+    reply: str
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}, "reply": {"type": "string"}},
+    "required": ["score", "reply"],
+}
+
+
+@pytest.mark.parametrize("contract", [contract_from_model(Mood), contract_from_schema(SCHEMA, name="m", where="x")])
+def test_number_bounds_are_enforced_by_validation(contract: object) -> None:
+    from cantata.structured import OutputContract
+
+    assert isinstance(contract, OutputContract)
+    assert contract.validate_text('{"score": 3, "reply": "ok"}')["score"] == 3
+    with pytest.raises(OutputInvalid, match="score"):
+        contract.validate_text('{"score": 9, "reply": "too high"}')
+    with pytest.raises(OutputInvalid, match="reply"):
+        contract.validate_text('{"score": 2}')
+
+
+def test_json_is_found_in_fences_and_chatter() -> None:
+    assert parse_json_reply('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json_reply('Sure! {"a": 1} Hope that helps.') == {"a": 1}
+    with pytest.raises(OutputInvalid, match="not a JSON object"):
+        parse_json_reply("no json here")
+
+
+class Replies(Backend):
+    """Answers each call with the next canned text, and records what it was asked."""
+
+    def __init__(self, *texts: str) -> None:
+        self.name = "canned"
+        self.texts = list(texts)
+        self.requests: list[CompletionRequest] = []
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(backend="canned", model="canned")
+
+    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        self.requests.append(request)
+        yield Chunk(text=self.texts.pop(0))
+        yield Chunk(usage=Usage(prompt_tokens=10, completion_tokens=3))
+
+
+def _call(backend: Replies, retries: int = 0) -> tuple[ModelCall, AgentResult]:
+    agent = AgentSpec(name="mood", prompt="rate", retries=retries)
+    instance = Instance(InstanceConfig(name="canned", backend="scripted"), backend)
+    result = AgentResult("mood")
+    call = ModelCall(
+        agent=agent,
+        instance=instance,
+        messages=[Message("system", "briefing"), Message("user", "role")],
+        contract=contract_from_model(Mood),
+        result=result,
+        emit=lambda *a, **k: None,
+        clock=lambda: 0.0,
+    )
+    return call, result
+
+
+async def test_one_repair_carries_the_validation_error() -> None:
+    backend = Replies('{"score": 9, "reply": "x"}', '{"score": 4, "reply": "x"}')
+    call, result = _call(backend)
+    assert await call.run() == {"score": 4, "reply": "x"}
+    assert result.attempts == 2 and result.prompt_tokens == 20
+    repair = backend.requests[1].messages
+    assert repair[:2] == backend.requests[0].messages  # the briefing prefix is kept for the cache
+    assert repair[2] == Message("assistant", '{"score": 9, "reply": "x"}')
+    assert "score" in repair[3].content and "less than or equal to 5" in repair[3].content
+
+
+async def test_a_second_invalid_reply_fails_the_agent() -> None:
+    backend = Replies('{"score": 9}', "still not it")
+    call, result = _call(backend)
+    with pytest.raises(OutputInvalid, match="not a JSON object"):
+        await call.run()
+    assert result.attempts == 2
+
+
+async def test_retries_start_over_after_a_failed_repair() -> None:
+    backend = Replies('{"score": 0}', '{"score": 0}', '{"score": 2, "reply": "fine"}')
+    call, result = _call(backend, retries=1)
+    assert (await call.run())["score"] == 2
+    assert result.attempts == 3
