@@ -45,8 +45,9 @@ class Cantata:
         self._checked.update(unchecked)
 
     def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
+        """The session to continue, or a new one (stored with its first turn)."""
         if session_id is None:
-            return self.store.create_session(user, pipeline.name)
+            return self.store.new_session(user, pipeline.name)
         session = self.store.get_session(session_id)
         if session is None or session.user_id != user:
             raise UserError(f"no session '{session_id}' for user '{user}'")
@@ -67,7 +68,7 @@ class Cantata:
             raise UserError("the user id is empty")
         await self.check(pipeline)
         session = self.session_for(pipeline, user=user, session_id=session_id)
-        turn_id, number = self.store.start_turn(session, message)
+        turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
         return await self._run(pipeline, session, turn_id, number, message, on_event)
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:

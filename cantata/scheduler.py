@@ -87,7 +87,7 @@ class TurnRunner:
         status = self._status()
         replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
         self.emit("turn_delivered", status=status)
-        self.store.finish_turn(self.turn_id, status, replies)
+        await self.store.finish_turn(self.turn_id, status, replies)
         return TurnResult(
             pipeline=self.pipeline.name,
             user=self.session.user_id,
@@ -131,7 +131,7 @@ class TurnRunner:
         result = self.results[agent.name]
         failed_required = [r for r in agent.required if self.results[r].status != "ok"]
         if failed_required:
-            self._write(agent, "skipped", None, f"required input(s) {', '.join(failed_required)} did not succeed")
+            await self._write(agent, "skipped", None, f"required input(s) {', '.join(failed_required)} did not succeed")
             self.emit("agent_skipped", agent.name, reason=result.error)
             return
         inputs = {r: self.results[r].output for r in agent.reads if self.results[r].status == "ok"}
@@ -142,10 +142,10 @@ class TurnRunner:
             else:
                 output = await self._run_model(agent, inputs, missing)
         except (BackendError, OutputInvalid) as exc:
-            self._write(agent, "failed", None, str(exc))
+            await self._write(agent, "failed", None, str(exc))
             self.emit("agent_failed", agent.name, error=str(exc), attempts=result.attempts)
             return
-        self._write(agent, "ok", output, None)
+        await self._write(agent, "ok", output, None)
         self.emit(
             "agent_finished",
             agent.name,
@@ -203,7 +203,7 @@ class TurnRunner:
         )
         return await call.run()
 
-    def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:
+    async def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:
         """Commit the entry, then publish it to this turn's readers."""
         result = self.results[agent.name]
         result.finished_s = self.clock()
@@ -214,7 +214,7 @@ class TurnRunner:
         result.error = error
         meta = {k: v for k, v in result.as_json().items() if k not in ("name", "status", "output", "error")}
         try:
-            self.board.write(agent.name, status=status, output=output, error=error, meta=meta)
+            await self.board.write(agent.name, status=status, output=output, error=error, meta=meta)
         except CantataError as exc:
             result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
 

@@ -29,16 +29,16 @@ def test_migration_names_are_ordered_and_unique() -> None:
     assert names == sorted(names) and len(set(names)) == len(names)
 
 
-def test_blackboard_is_write_once_and_events_commit_with_writes(tmp_path: Path) -> None:
+async def test_blackboard_is_write_once_and_events_commit_with_writes(tmp_path: Path) -> None:
     store = open_store(tmp_path)
-    session = store.create_session("ana", "p")
-    turn_id, number = store.start_turn(session, "hello")
+    session = store.new_session("ana", "p")
+    turn_id, number = await store.start_turn(session, "hello", new_session=True)
     assert number == 1
     store.record_event(Event("agent_started", turn_id, session.id, 0.1, "a"))
     store.record_event(Event("agent_token", turn_id, session.id, 0.2, "a", {"text": "x"}))  # live only
-    store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None, meta={})
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None, meta={})
     with pytest.raises(StoreError, match="already has an entry"):
-        store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None, meta={})
+        await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None, meta={})
     assert store.entries(turn_id)["a"].output == {"x": 1}
     # Read back through a second connection: it is committed, not just buffered.
     other = sqlite3.connect(tmp_path / "cantata.db")
@@ -46,16 +46,32 @@ def test_blackboard_is_write_once_and_events_commit_with_writes(tmp_path: Path) 
     assert other.execute("SELECT content FROM messages").fetchall() == [("hello",)]
 
 
-def test_memory_is_the_latest_ok_entry_of_this_user_only(tmp_path: Path) -> None:
+async def test_memory_is_the_latest_ok_entry_of_this_user_only(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     for user in ("ana", "ben"):
-        session = store.create_session(user, "p")
+        session = store.new_session(user, "p")
         for n in range(2):
-            turn_id, _ = store.start_turn(session, f"{user} {n}")
-            store.write_entry(turn_id=turn_id, user_id=user, agent="shadow", status="ok",
-                              output={"who": user, "n": n}, error=None, meta={})
-            store.finish_turn(turn_id, "ok", [])
-    failed_turn, _ = store.start_turn(store.create_session("ana", "p"), "x")
-    store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e", meta={})
+            turn_id, _ = await store.start_turn(session, f"{user} {n}", new_session=n == 0)
+            await store.write_entry(turn_id=turn_id, user_id=user, agent="shadow", status="ok",
+                                    output={"who": user, "n": n}, error=None, meta={})
+            await store.finish_turn(turn_id, "ok", [])
+    failed_turn, _ = await store.start_turn(store.new_session("ana", "p"), "x", new_session=True)
+    await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e", meta={})
     memory = store.latest_outputs("ana", ["shadow"], before_turn=10_000)
     assert memory["shadow"].output == {"who": "ana", "n": 1}
+
+
+async def test_writes_in_one_tick_share_a_commit_but_fail_alone(tmp_path: Path) -> None:
+    import asyncio
+
+    store = open_store(tmp_path)
+    turn_id, _ = await store.start_turn(store.new_session("ana", "p"), "hi", new_session=True)
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="dup", status="ok", output=1, error=None, meta={})
+    results = await asyncio.gather(
+        *(store.write_entry(turn_id=turn_id, user_id="ana", agent=name, status="ok", output=name, error=None, meta={})
+          for name in ("x", "dup", "y")),
+        return_exceptions=True,
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], StoreError)
+    assert set(store.entries(turn_id)) == {"dup", "x", "y"}

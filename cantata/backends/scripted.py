@@ -37,12 +37,11 @@ class ScriptedBackend(Backend):
         prompt = "".join(m.content for m in request.messages)
         key = (request.agent, zlib.crc32(prompt.encode()))
         self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
-        rng = random.Random(f"{self.config.seed}:{key}:{attempt}")
         if self.config.latency_s:
             await asyncio.sleep(self.config.latency_s)
         if attempt <= self.config.fail_first:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
-        if self.config.fail_rate and rng.random() < self.config.fail_rate:
+        if self.config.fail_rate and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
         if request.schema is not None:
             text = json.dumps(sample(request.schema, request.schema, request.agent), ensure_ascii=False)

@@ -7,10 +7,12 @@ committed with the next write, so a node costs one commit, not four.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,8 @@ class SqliteStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._pending_events: list[Event] = []
+        self._batch: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._flush_scheduled = False
         self.migrate()
 
     # -- schema ---------------------------------------------------------------------------
@@ -88,15 +92,9 @@ class SqliteStore:
 
     # -- sessions and turns ---------------------------------------------------------------
 
-    def create_session(self, user_id: str, pipeline: str) -> SessionRow:
-        session = SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
-        now = time.time()
-        with self._transaction():
-            self._db.execute("INSERT OR IGNORE INTO users VALUES (?, ?)", (user_id, now))
-            self._db.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?)", (session.id, user_id, pipeline, now)
-            )
-        return session
+    def new_session(self, user_id: str, pipeline: str) -> SessionRow:
+        """A session row to be stored with its first turn (`start_turn(..., new_session=True)`)."""
+        return SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
 
     def get_session(self, session_id: str) -> SessionRow | None:
         row = self._db.execute(
@@ -104,35 +102,42 @@ class SqliteStore:
         ).fetchone()
         return SessionRow(*row) if row else None
 
-    def start_turn(self, session: SessionRow, message: str) -> tuple[int, int]:
+    async def start_turn(self, session: SessionRow, message: str, *, new_session: bool = False) -> tuple[int, int]:
         """Store the user's message in a new turn; return (turn id, number in session)."""
         now = time.time()
-        with self._transaction():
-            (number,) = self._db.execute(
+
+        def write(db: sqlite3.Connection) -> tuple[int, int]:
+            if new_session:
+                db.execute("INSERT OR IGNORE INTO users VALUES (?, ?)", (session.user_id, now))
+                db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)", (session.id, session.user_id, session.pipeline, now))
+            (number,) = db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE session_id = ?", (session.id,)
             ).fetchone()
-            cur = self._db.execute(
-                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)",
-                (session.id, number, now),
+            cur = db.execute(
+                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)", (session.id, number, now)
             )
             turn_id = int(cur.lastrowid or 0)
-            self._db.execute(
+            db.execute(
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
                 (turn_id, message, now),
             )
-        return turn_id, int(number)
+            return turn_id, int(number)
 
-    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
+        result: tuple[int, int] = await self.commit(write)
+        return result
+
+    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
         """Mark the turn finished and store the replies delivered, as (agent, text)."""
         now = time.time()
-        with self._transaction():
-            self._db.execute(
-                "UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id)
-            )
-            self._db.executemany(
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
+            db.executemany(
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)",
                 [(turn_id, agent, text, now) for agent, text in replies],
             )
+
+        await self.commit(write)
 
     def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
         """(session, number, user message) of a turn still marked running, else None."""
@@ -169,7 +174,7 @@ class SqliteStore:
 
     # -- blackboard -----------------------------------------------------------------------
 
-    def write_entry(
+    async def write_entry(
         self,
         *,
         turn_id: int,
@@ -181,24 +186,49 @@ class SqliteStore:
         meta: dict[str, Any],
     ) -> None:
         """Write-once: a second entry for the same turn and agent is refused."""
+        row = (turn_id, user_id, agent, status, _json(output), error, json.dumps(meta), time.time())
+
+        def write(db: sqlite3.Connection) -> None:
+            try:
+                db.execute(_INSERT_ENTRY, row)
+            except sqlite3.IntegrityError:
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from None
+
+        await self.commit(write)
+
+    # -- group commit ---------------------------------------------------------------------
+
+    async def commit(self, write: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run `write` in the transaction shared by every write of this loop tick and
+        return its result once committed. Many turns finishing agents at the same moment
+        then cost one commit, not one each; no caller goes on before its write is durable."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._batch.append((write, future))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            loop.call_soon(self._flush)
+        return await future
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        batch, self._batch = self._batch, []
         try:
             with self._transaction():
-                self._db.execute(
-                    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, meta, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        turn_id,
-                        user_id,
-                        agent,
-                        status,
-                        None if output is None else json.dumps(output, ensure_ascii=False),
-                        error,
-                        json.dumps(meta),
-                        time.time(),
-                    ),
-                )
-        except sqlite3.IntegrityError:
-            raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from None
+                results = [write(self._db) for write, _ in batch]
+        except (sqlite3.Error, StoreError):
+            # One failing write must not fail the others: run them one by one.
+            for write, future in batch:
+                try:
+                    with self._transaction():
+                        result = write(self._db)
+                except (sqlite3.Error, StoreError) as exc:
+                    future.set_exception(exc if isinstance(exc, StoreError) else StoreError(f"write failed: {exc}"))
+                else:
+                    future.set_result(result)
+            return
+        for (_, future), result in zip(batch, results):
+            future.set_result(result)
 
     def entries(self, turn_id: int) -> dict[str, EntryRow]:
         rows = self._db.execute(
@@ -283,6 +313,16 @@ class _Transaction:
         except sqlite3.Error as error:
             db.execute("ROLLBACK")
             raise StoreError(f"write to {self.store.path} failed: {error}") from None
+
+
+_INSERT_ENTRY = (
+    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, meta, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _json(output: Any) -> str | None:
+    return None if output is None else json.dumps(output, ensure_ascii=False)
 
 
 def _entry(row: tuple[Any, ...]) -> EntryRow:

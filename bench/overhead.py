@@ -1,0 +1,123 @@
+"""Scheduler overhead on a coaching-shaped DAG with scripted instances of fixed latency.
+
+guard (function) -> coach (early); guard -> shadow -> {persona, plasticity, stability}
+-> synth (final, also reads coach). Every figure is measured in this run:
+  - one turn's wall time / the DAG's critical path;
+  - per-node overhead at zero latency (whole turns, store writes included);
+  - 200 sessions at once: wall time / critical path.
+Targets (issue 2): <= 1.02x, <= 50 us per node, <= 1.10x.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from cantata.config import InstanceConfig, InstancesConfig
+from cantata.runtime import Cantata
+from cantata.spec import Pipeline, load_pipeline
+from cantata.store import SqliteStore
+
+LATENCY = {"coach": 0.4, "shadow": 0.3, "persona": 0.5, "plasticity": 0.3, "stability": 0.4, "synth": 0.3}
+READS = {
+    "coach": ["guard"],
+    "shadow": ["guard"],
+    "persona": ["shadow"],
+    "plasticity": ["shadow"],
+    "stability": ["shadow"],
+    "synth": ["coach", "persona", "plasticity", "stability"],
+}
+NODES = 1 + len(LATENCY)
+
+
+def critical_path(latency: dict[str, float]) -> float:
+    finish: dict[str, float] = {"guard": 0.0}
+    for name in READS:  # listed in dependency order
+        finish[name] = max(finish[r] for r in READS[name]) + latency[name]
+    return finish["synth"]
+
+
+def lock_step_path(latency: dict[str, float]) -> float:
+    """What a runtime advancing in rounds would take: each level waits for its slowest node."""
+    levels = [["coach", "shadow"], ["persona", "plasticity", "stability"], ["synth"]]
+    return sum(max(latency[n] for n in level) for level in levels)
+
+
+def write_pipeline(folder: Path) -> Path:
+    lines = ["name: bench", "agents:", "  - name: guard", "    function: bench_guard.guard"]
+    for name, reads in READS.items():
+        lines += [f"  - name: {name}", f"    model: {name}", "    prompt: x", f"    reads: [{', '.join(reads)}]"]
+        if name == "coach":
+            lines.append("    deliver: early")
+        if name == "synth":
+            lines.append("    deliver: final")
+    (folder / "bench_guard.py").write_text("def guard(ctx):\n    return {'tier': 'none'}\n")
+    path = folder / "pipeline.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def config(latency: dict[str, float]) -> InstancesConfig:
+    return InstancesConfig(
+        instances=[
+            InstanceConfig(name=name, backend="scripted", latency_s=seconds, serves=[name])
+            for name, seconds in latency.items()
+        ]
+    )
+
+
+async def turns(app: Cantata, pipeline: Pipeline, count: int, *, concurrent: bool) -> float:
+    start = time.perf_counter()
+    if concurrent:
+        await asyncio.gather(*(app.run_turn(pipeline, f"message {i}", user=f"user{i}") for i in range(count)))
+    else:
+        for i in range(count):
+            await app.run_turn(pipeline, f"message {i}")
+    return time.perf_counter() - start
+
+
+async def measure() -> dict[str, float]:
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        pipeline = load_pipeline(write_pipeline(folder))
+        path = critical_path(LATENCY)
+
+        app = Cantata(config(LATENCY), home=folder / "home")
+        await turns(app, pipeline, 1, concurrent=False)  # warm up: imports, store creation
+        walls = [await turns(app, pipeline, 1, concurrent=False) for _ in range(5)]
+        results["critical_path_s"] = path
+        results["turn_s"] = statistics.median(walls)
+        results["turn_ratio"] = results["turn_s"] / path
+        results["lock_step_ratio"] = lock_step_path(LATENCY) / path
+        results["sessions_200_s"] = await turns(app, pipeline, 200, concurrent=True)
+        results["sessions_200_ratio"] = results["sessions_200_s"] / path
+        await app.close()
+
+        zero = {name: 0.0 for name in LATENCY}
+        for label, store in (("file", None), ("memory", SqliteStore(":memory:"))):
+            app = Cantata(config(zero), home=folder / f"home-{label}", store=store)
+            await turns(app, pipeline, 20, concurrent=False)
+            count = 300
+            wall = await turns(app, pipeline, count, concurrent=False)
+            results[f"per_node_us_{label}"] = wall / count / NODES * 1e6
+            await app.close()
+    return results
+
+
+def main() -> None:
+    r = asyncio.run(measure())
+    print("scheduler overhead, coaching-shaped DAG (7 nodes) on scripted instances")
+    print(f"  critical path                     {r['critical_path_s']:.3f} s")
+    print(f"  one turn                          {r['turn_s']:.3f} s  = {r['turn_ratio']:.3f}x critical path   (target <= 1.02x)")
+    print(f"  lock-step rounds, same latencies  {r['lock_step_ratio']:.3f}x critical path (what rounds would cost at best)")
+    print(f"  200 sessions at once              {r['sessions_200_s']:.3f} s  = {r['sessions_200_ratio']:.3f}x critical path   (target <= 1.10x)")
+    print(f"  per-node overhead, zero latency   {r['per_node_us_file']:.1f} us with the SQLite file store   (target <= 50 us)")
+    print(f"                                    {r['per_node_us_memory']:.1f} us with an in-memory SQLite store")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""`make bench`: run every benchmark and print its figures (not timed tests)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import overhead  # noqa: E402
+
+if __name__ == "__main__":
+    overhead.main()
