@@ -69,7 +69,7 @@ class Cantata:
         await self.check(pipeline)
         session = self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
-        return await self._run(pipeline, session, turn_id, number, message, on_event)
+        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False)
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
@@ -78,7 +78,7 @@ class Cantata:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         session, number, message = found
         await self.check(pipeline)
-        return await self._run(pipeline, session, turn_id, number, message, on_event)
+        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=True)
 
     async def _run(
         self,
@@ -88,6 +88,8 @@ class Cantata:
         number: int,
         message: str,
         on_event: Listener | None,
+        *,
+        resumed: bool,
     ) -> TurnResult:
         stop_listening = None
         if on_event is not None:
@@ -103,6 +105,7 @@ class Cantata:
                 turn_id=turn_id,
                 number=number,
                 message=message,
+                resumed=resumed,
             )
             return await runner.run()
         finally:

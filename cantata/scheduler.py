@@ -37,6 +37,7 @@ class TurnRunner:
         turn_id: int,
         number: int,
         message: str,
+        resumed: bool = False,
     ) -> None:
         self.pipeline = pipeline
         self.pool = pool
@@ -46,7 +47,7 @@ class TurnRunner:
         self.turn_id = turn_id
         self.number = number
         self.message = message
-        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
+        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id, resumed=resumed)
         self.results = {name: AgentResult(name) for name in pipeline.order}
         self.conflicts: list[dict[str, Any]] = []
         self.early: Delivery | None = None
