@@ -20,11 +20,11 @@ class Blackboard:
     def outputs(self) -> dict[str, Any]:
         return {name: e.output for name, e in self.entries.items() if e.status == "ok"}
 
-    async def write(self, agent: str, *, status: str, output: Any, error: str | None, meta: dict[str, Any]) -> None:
+    async def write(self, agent: str, *, status: str, output: Any, error: str | None) -> None:
         """Returns once the entry is committed: only then may readers start."""
         if agent in self.entries:
             raise StoreError(f"agent '{agent}' already wrote to turn {self.turn_id}")
         await self.store.write_entry(
-            turn_id=self.turn_id, user_id=self.user_id, agent=agent, status=status, output=output, error=error, meta=meta
+            turn_id=self.turn_id, user_id=self.user_id, agent=agent, status=status, output=output, error=error
         )
-        self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error, meta)
+        self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error)

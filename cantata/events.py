@@ -43,7 +43,7 @@ PERSISTED: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Event:
     type: EventType
     turn_id: int

@@ -213,9 +213,8 @@ class TurnRunner:
         result.status = status  # type: ignore[assignment]
         result.output = output
         result.error = error
-        meta = {k: v for k, v in result.as_json().items() if k not in ("name", "status", "output", "error")}
         try:
-            await self.board.write(agent.name, status=status, output=output, error=error, meta=meta)
+            await self.board.write(agent.name, status=status, output=output, error=error)
         except CantataError as exc:
             result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
 

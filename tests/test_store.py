@@ -36,9 +36,9 @@ async def test_blackboard_is_write_once_and_events_commit_with_writes(tmp_path: 
     assert number == 1
     store.record_event(Event("agent_started", turn_id, session.id, 0.1, "a"))
     store.record_event(Event("agent_token", turn_id, session.id, 0.2, "a", {"text": "x"}))  # live only
-    await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None, meta={})
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None)
     with pytest.raises(StoreError, match="already has an entry"):
-        await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None, meta={})
+        await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None)
     assert store.entries(turn_id)["a"].output == {"x": 1}
     # Read back through a second connection: it is committed, not just buffered.
     other = sqlite3.connect(tmp_path / "cantata.db")
@@ -53,10 +53,10 @@ async def test_memory_is_the_latest_ok_entry_of_this_user_only(tmp_path: Path) -
         for n in range(2):
             turn_id, _ = await store.start_turn(session, f"{user} {n}", new_session=n == 0)
             await store.write_entry(turn_id=turn_id, user_id=user, agent="shadow", status="ok",
-                                    output={"who": user, "n": n}, error=None, meta={})
+                                    output={"who": user, "n": n}, error=None)
             await store.finish_turn(turn_id, "ok", [])
     failed_turn, _ = await store.start_turn(store.new_session("ana", "p"), "x", new_session=True)
-    await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e", meta={})
+    await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e")
     memory = store.latest_outputs("ana", ["shadow"], before_turn=10_000)
     assert memory["shadow"].output == {"who": "ana", "n": 1}
 
@@ -66,9 +66,9 @@ async def test_writes_in_one_tick_share_a_commit_but_fail_alone(tmp_path: Path) 
 
     store = open_store(tmp_path)
     turn_id, _ = await store.start_turn(store.new_session("ana", "p"), "hi", new_session=True)
-    await store.write_entry(turn_id=turn_id, user_id="ana", agent="dup", status="ok", output=1, error=None, meta={})
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="dup", status="ok", output=1, error=None)
     results = await asyncio.gather(
-        *(store.write_entry(turn_id=turn_id, user_id="ana", agent=name, status="ok", output=name, error=None, meta={})
+        *(store.write_entry(turn_id=turn_id, user_id="ana", agent=name, status="ok", output=name, error=None)
           for name in ("x", "dup", "y")),
         return_exceptions=True,
     )

@@ -43,7 +43,6 @@ MIGRATIONS: list[tuple[str, str]] = [
             status TEXT NOT NULL,
             output TEXT,
             error TEXT,
-            meta TEXT NOT NULL DEFAULT '{}',
             created_at REAL NOT NULL,
             UNIQUE (turn_id, agent)
         );

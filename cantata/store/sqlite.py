@@ -36,7 +36,6 @@ class EntryRow:
     status: str
     output: Any
     error: str | None
-    meta: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -183,10 +182,9 @@ class SqliteStore:
         status: str,
         output: Any,
         error: str | None,
-        meta: dict[str, Any],
     ) -> None:
         """Write-once: a second entry for the same turn and agent is refused."""
-        row = (turn_id, user_id, agent, status, _json(output), error, json.dumps(meta), time.time())
+        row = (turn_id, user_id, agent, status, _json(output), error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
@@ -232,7 +230,7 @@ class SqliteStore:
 
     def entries(self, turn_id: int) -> dict[str, EntryRow]:
         rows = self._db.execute(
-            "SELECT turn_id, agent, status, output, error, meta FROM blackboard WHERE turn_id = ? ORDER BY id",
+            "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY id",
             (turn_id,),
         ).fetchall()
         return {row[1]: _entry(row) for row in rows}
@@ -242,7 +240,7 @@ class SqliteStore:
         found: dict[str, EntryRow] = {}
         for agent in agents:
             row = self._db.execute(
-                "SELECT turn_id, agent, status, output, error, meta FROM blackboard"
+                "SELECT turn_id, agent, status, output, error FROM blackboard"
                 " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
                 " ORDER BY turn_id DESC LIMIT 1",
                 (user_id, agent, before_turn),
@@ -286,7 +284,7 @@ class SqliteStore:
         events, self._pending_events = self._pending_events, []
         self._db.executemany(
             "INSERT INTO events (turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?)",
-            [(e.turn_id, e.type, e.agent, e.at_s, e.wall, json.dumps(e.data)) for e in events],
+            [(e.turn_id, e.type, e.agent, e.at_s, e.wall, _encode(e.data) if e.data else "{}") for e in events],
         )
 
 
@@ -316,22 +314,25 @@ class _Transaction:
 
 
 _INSERT_ENTRY = (
-    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, meta, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
+# One encoder, built once: json.dumps builds a new one for every call with options.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _json(output: Any) -> str | None:
-    return None if output is None else json.dumps(output, ensure_ascii=False)
+    return None if output is None else _encode(output)
 
 
 def _entry(row: tuple[Any, ...]) -> EntryRow:
-    turn_id, agent, status, output, error, meta = row
+    turn_id, agent, status, output, error = row
     return EntryRow(
         turn_id=turn_id,
         agent=agent,
         status=status,
         output=None if output is None else json.loads(output),
         error=error,
-        meta=json.loads(meta),
     )
