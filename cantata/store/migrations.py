@@ -1,4 +1,8 @@
-"""Ordered, named schema migrations. Append new ones; never edit one that has shipped."""
+"""Ordered, named schema migrations. Append new ones; never edit one that has shipped.
+
+No AUTOINCREMENT: it rewrites sqlite_sequence on every insert, one more page per commit.
+The blackboard is keyed by (turn, agent), which is also what makes it write-once.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX sessions_user ON sessions(user_id);
         CREATE TABLE turns (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
             number INTEGER NOT NULL,
             status TEXT NOT NULL DEFAULT 'running',
@@ -27,7 +31,7 @@ MIGRATIONS: list[tuple[str, str]] = [
             UNIQUE (session_id, number)
         );
         CREATE TABLE messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
             role TEXT NOT NULL,
             agent TEXT,
@@ -36,19 +40,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX messages_turn ON messages(turn_id);
         CREATE TABLE blackboard (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
             turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
-            user_id TEXT NOT NULL,
             agent TEXT NOT NULL,
+            user_id TEXT NOT NULL,
             status TEXT NOT NULL,
             output TEXT,
             error TEXT,
             created_at REAL NOT NULL,
-            UNIQUE (turn_id, agent)
-        );
+            PRIMARY KEY (turn_id, agent)
+        ) WITHOUT ROWID;
         CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
         CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
             type TEXT NOT NULL,
             agent TEXT,

@@ -230,7 +230,7 @@ class SqliteStore:
 
     def entries(self, turn_id: int) -> dict[str, EntryRow]:
         rows = self._db.execute(
-            "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY id",
+            "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY created_at",
             (turn_id,),
         ).fetchall()
         return {row[1]: _entry(row) for row in rows}
