@@ -4,12 +4,7 @@ httpx.MockTransport, then the real thing against llama-cpp-python's server (mark
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,6 +21,7 @@ from cantata.errors import (
     BackendUnavailable,
     ConfigError,
 )
+from tests.servers import LlamaServer, free_port
 
 URL = "http://model.test:8000/v1"
 KEY = "sk-secret-123"
@@ -450,50 +446,10 @@ async def test_check_with_no_models_is_unavailable() -> None:
 # -- against llama-cpp-python's real server ------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
-    from cantata.backends.model_files import default_model_path
-
-    try:
-        model = default_model_path()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-    port = free_port()
-    log_path: Path = tmp_path_factory.mktemp("llama-server") / "server.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model)]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]
-    url = f"http://127.0.0.1:{port}/v1"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{log_path.read_text()[-2000:]}")
-                try:
-                    if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server did not answer within 60 s:\n{log_path.read_text()[-2000:]}")
-                time.sleep(0.25)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with LlamaServer(tmp_path_factory.mktemp("llama-server")) as server:
+        yield server.url
 
 
 def server_config(url: str, **overrides: Any) -> InstanceConfig:

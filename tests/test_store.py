@@ -75,3 +75,21 @@ async def test_writes_in_one_tick_share_a_commit_but_fail_alone(tmp_path: Path) 
     assert results[0] is None and results[2] is None
     assert isinstance(results[1], StoreError)
     assert set(store.entries(turn_id)) == {"dup", "x", "y"}
+
+
+async def test_events_are_published_to_subscribers_and_stored(tmp_path: Path) -> None:
+    from cantata.config import InstanceConfig, InstancesConfig
+    from cantata.runtime import Cantata
+    from cantata.spec import load_pipeline
+
+    (tmp_path / "p.yaml").write_text("name: p\nagents:\n  - name: a\n    prompt: x\n    deliver: final\n")
+    app = Cantata(InstancesConfig(instances=[InstanceConfig(name="s", backend="scripted")]), home=tmp_path)
+    queue = app.bus.subscribe()
+    result = await app.run_turn(load_pipeline(tmp_path / "p.yaml"), "hi")
+    live = []
+    while not queue.empty():
+        live.append(queue.get_nowait().type)
+    stored = [e["type"] for e in app.store.events(result.turn_id)]
+    await app.close()
+    assert live[0] == "turn_started" and live[-1] == "turn_delivered" and "agent_token" in live
+    assert stored == [t for t in live if t != "agent_token"]  # tokens are live only
