@@ -75,8 +75,10 @@ class ModelCall:
         result: AgentResult,
         emit: Emit,
         clock: Callable[[], float],
+        prefix: str | None = None,
     ) -> None:
         self.agent = agent
+        self.prefix = prefix
         self.instance = instance
         self.messages = messages
         self.contract = contract
@@ -102,7 +104,7 @@ class ModelCall:
 
     async def _attempt(self) -> Any:
         agent = self.agent
-        async with self.instance.slot(rank(early=agent.deliver == "early", priority=agent.priority)):
+        async with self.instance.slot(rank(early=agent.deliver == "early", priority=agent.priority), self.prefix):
             if self.result.started_s is None:
                 self.result.started_s = self.clock()
                 self.emit("agent_started", agent.name, instance=self.instance.name)

@@ -7,7 +7,6 @@ reply first, then by the agent's priority, then by arrival.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -42,11 +41,12 @@ class InstanceStats:
         self.completion_tokens += usage.completion_tokens
 
 
-@dataclass(order=True)
+@dataclass
 class _Waiter:
     rank: int
     seq: int
-    future: asyncio.Future[None] = field(compare=False)
+    prefix: str | None
+    future: asyncio.Future[None]
 
 
 class Instance:
@@ -59,26 +59,30 @@ class Instance:
         self._waiting: list[_Waiter] = []
         self._seq = itertools.count()
         self._dispatch_scheduled = False
+        self._last_prefix: str | None = None
 
     @asynccontextmanager
-    async def slot(self, rank: int) -> AsyncIterator[None]:
+    async def slot(self, rank: int, prefix: str | None = None) -> AsyncIterator[None]:
         """Hold one of the instance's slots; while all are taken, wait by rank.
 
         Slots are granted by a dispatch scheduled for the end of the current loop tick,
         not on the spot: agents that become ready together (coach and shadow after the
         guard) all join the queue first, and the early reply wins even on a free instance.
+        Among equal ranks, a call with the same `prefix` (briefing) as the last one goes
+        next, so the instance's prefix cache is reused instead of evicted by another turn.
         """
         if not self._waiting and self.stats.running + 1 < self.capacity:
             # Plenty of room: no one can be displaced, so no need to wait for the tick's end.
             # The last free slot is always handed out by rank.
             self.stats.running += 1
+            self._last_prefix = prefix
             try:
                 yield
             finally:
                 self._release()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, _Waiter(rank, next(self._seq), future))
+        self._waiting.append(_Waiter(rank, next(self._seq), prefix, future))
         self.stats.queued += 1
         self._schedule_dispatch()
         try:
@@ -101,11 +105,14 @@ class Instance:
 
     def _dispatch(self) -> None:
         self._dispatch_scheduled = False
+        self._waiting = [w for w in self._waiting if not w.future.done()]  # drop the cancelled
         while self._waiting and self.stats.running < self.capacity:
-            waiter = heapq.heappop(self._waiting)
-            if not waiter.future.done():  # a cancelled waiter is simply dropped
-                self.stats.running += 1
-                waiter.future.set_result(None)
+            last = self._last_prefix
+            waiter = min(self._waiting, key=lambda w: (w.rank, w.prefix != last, w.seq))
+            self._waiting.remove(waiter)
+            self.stats.running += 1
+            self._last_prefix = waiter.prefix
+            waiter.future.set_result(None)
 
     def _release(self) -> None:
         self.stats.running -= 1

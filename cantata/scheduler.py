@@ -201,6 +201,7 @@ class TurnRunner:
             result=result,
             emit=self.emit,
             clock=self.clock,
+            prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
         )
         return await call.run()
 
