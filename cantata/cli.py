@@ -15,9 +15,10 @@ from typing import Any
 import click
 
 from cantata import pipelines as bundled_pipelines
-from cantata.config import load_config
+from cantata.config import cantata_home, load_config
 from cantata.errors import CantataError
 from cantata.events import Event
+from cantata.instances import instances_report
 from cantata.runtime import DEFAULT_USER, Cantata
 from cantata.spec import load_pipeline, pipeline_json_schema
 from cantata.turn import TurnResult
@@ -108,6 +109,35 @@ def list_pipelines(as_json: bool) -> None:
         return
     for row in rows:
         click.echo(f"{row['name']:<12} {row['description']}  ({', '.join(row['agents'])})")
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@click.option("--check", is_flag=True, help="Check that each instance is reachable, and read server metrics.")
+@click.option("--json", "as_json", is_flag=True)
+def instances(config_path: Path | None, check: bool, as_json: bool) -> None:
+    """The model instances, what they serve, and their live figures."""
+    rows = asyncio.run(instances_report(load_config(config_path), cantata_home(), check=check))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        live = row["live"]
+        line = (
+            f"{row['name']:<12} {row['backend']:<9} serves {','.join(row['serves'])}  cap {row['max_concurrency']}"
+            f"  queued {live['queued']} running {live['running']} done {live['finished']} failed {live['failed']}"
+        )
+        if live["tokens_per_s"] is not None:
+            line += f"  {live['tokens_per_s']} tok/s, first token {live['first_token_s']} s"
+        if live["cached_share"] is not None:
+            line += f", {100 * live['cached_share']:.0f}% cached"
+        if check:
+            line += f"  ok: {row['serving']}" if row["reachable"] else f"  UNREACHABLE: {row['error']}"
+            server = row.get("server")
+            if server:
+                line += f"  server: {server['requests_running']} running, {server['requests_waiting']} waiting"
+                line += f", KV {server['kv_cache_usage']}, prefix hits {server['prefix_cache_hit_rate']}"
+        click.echo(line)
 
 
 @cli.command()

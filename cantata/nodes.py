@@ -85,6 +85,9 @@ class ModelCall:
         self.result = result
         self.emit = emit
         self.clock = clock
+        # For live figures: time to the first token and generation time of the last call.
+        self.first_token_s: float | None = None
+        self.generation_s = 0.0
 
     async def run(self) -> Any:
         """The validated output; raises the last error once every attempt has failed."""
@@ -144,9 +147,12 @@ class ModelCall:
         self.result.attempts += 1
         parts: list[str] = []
         usage = Usage()
+        start = self.clock()
         try:
             async for chunk in self.instance.backend.complete(request):
                 if chunk.text:
+                    if self.first_token_s is None:
+                        self.first_token_s = self.clock() - start
                     parts.append(chunk.text)
                     self.emit("agent_token", agent.name, text=chunk.text)
                 if chunk.usage is not None:
@@ -154,6 +160,7 @@ class ModelCall:
         except BackendError:
             self.instance.stats.failed += 1
             raise
+        self.generation_s += self.clock() - start
         self.instance.stats.record(usage)
         self.result.prompt_tokens += usage.prompt_tokens
         self.result.cached_tokens += usage.cached_tokens

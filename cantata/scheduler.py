@@ -55,6 +55,7 @@ class TurnRunner:
         self._t0 = time.monotonic()
         self._briefing: Briefing | None = None
         self._memory: dict[str, Any] = {}
+        self._calls: dict[str, ModelCall] = {}
 
     def clock(self) -> float:
         return time.monotonic() - self._t0
@@ -144,15 +145,19 @@ class TurnRunner:
                 output = await self._run_model(agent, inputs, missing)
         except (BackendError, OutputInvalid) as exc:
             await self._write(agent, "failed", None, str(exc))
-            self.emit("agent_failed", agent.name, error=str(exc), attempts=result.attempts)
+            self.emit("agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts)
             return
         await self._write(agent, "ok", output, None)
+        call = self._calls.get(agent.name)
         self.emit(
             "agent_finished",
             agent.name,
+            instance=result.instance,
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
             completion_tokens=result.completion_tokens,
+            first_token_s=call.first_token_s if call else None,
+            generation_s=call.generation_s if call else None,
         )
         self._deliver(agent, output)
 
@@ -203,6 +208,7 @@ class TurnRunner:
             clock=self.clock,
             prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
         )
+        self._calls[agent.name] = call
         return await call.run()
 
     async def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:

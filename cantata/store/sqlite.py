@@ -269,6 +269,19 @@ class SqliteStore:
             {"type": t, "agent": a, "at_s": at, "wall": w, "data": json.loads(d)} for t, a, at, w, d in rows
         ]
 
+    def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
+        """Agent events since a wall-clock time, oldest first, with their turn's status."""
+        self.flush_events()
+        rows = self._db.execute(
+            "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
+            " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
+            (since_wall,),
+        ).fetchall()
+        return [
+            {"turn_id": turn_id, "type": kind, "agent": agent, "data": json.loads(data), "turn_status": status}
+            for turn_id, kind, agent, data, status in rows
+        ]
+
     def close(self) -> None:
         self.flush_events()
         self._db.close()
