@@ -32,19 +32,28 @@ def build_briefing(
     *,
     preamble: str,
     memory: dict[str, EntryRow],
+    summary: str = "",
     past_turns: list[PastTurn],
     message: str,
     budget: int,
     count: TokenCounter,
 ) -> Briefing:
-    """The shared part, cut to `budget` tokens: oldest turns go first, then the message is cut."""
+    """The shared part, cut to `budget` tokens: oldest turns go first, then the message is cut.
+
+    Compaction (compaction.py) normally keeps the turns under budget by folding old ones
+    into `summary` between turns; dropping turns here is the safety net within a turn.
+    """
     turns = list(past_turns)
     dropped = 0
-    text = _render(preamble, memory, turns, dropped, message)
+
+    def render(message: str) -> str:
+        return _render(preamble, memory, summary, turns, dropped, message)
+
+    text = render(message)
     while count(text) > budget and turns:
         turns.pop(0)
         dropped += 1
-        text = _render(preamble, memory, turns, dropped, message)
+        text = render(message)
     cut = False
     tokens = count(text)
     if tokens > budget:
@@ -52,19 +61,23 @@ def build_briefing(
         overflow = tokens - budget
         keep_chars = max(0, int(len(message) * (1 - overflow / max(count(message), 1))) - 200)
         message = message[:keep_chars] + "\n[The message was cut here to fit the context budget.]"
-        text = _render(preamble, memory, turns, dropped, message)
+        text = render(message)
         tokens = count(text)
         cut = True
     return Briefing(text=text, tokens=tokens, dropped_turns=dropped, message_cut=cut)
 
 
-def _render(preamble: str, memory: dict[str, EntryRow], turns: list[PastTurn], dropped: int, message: str) -> str:
+def _render(
+    preamble: str, memory: dict[str, EntryRow], summary: str, turns: list[PastTurn], dropped: int, message: str
+) -> str:
     parts = [preamble.strip()] if preamble.strip() else []
     if memory:
         lines = ["## What earlier turns recorded about this user"]
         for agent, entry in memory.items():
             lines.append(f"### {agent} (turn {entry.turn_id})\n{_as_text(entry.output)}")
         parts.append("\n".join(lines))
+    if summary:
+        parts.append(f"## Summary of the conversation so far\n{summary.strip()}")
     if turns or dropped:
         lines = ["## Earlier in this conversation"]
         if dropped:

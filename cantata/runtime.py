@@ -6,8 +6,10 @@ empty message, unknown session) is found before anything is written to the store
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from cantata.compaction import compact_session
 from cantata.config import InstancesConfig, cantata_home
 from cantata.errors import UserError
 from cantata.events import EventBus, Listener
@@ -28,6 +30,7 @@ class Cantata:
         self.bus = EventBus()
         self._store = store
         self._checked: set[str] = set()
+        self._background: set[asyncio.Task[bool]] = set()
 
     @property
     def store(self) -> Store:
@@ -107,12 +110,23 @@ class Cantata:
                 message=message,
                 resumed=resumed,
             )
-            return await runner.run()
+            result = await runner.run()
         finally:
             if stop_listening:
                 stop_listening()
+        # After delivery, off the critical path: fold old turns into the summary if needed.
+        task = asyncio.create_task(compact_session(self.store, self.pool, pipeline, session))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return result
+
+    async def settle(self) -> None:
+        """Wait for background work (compaction) to finish."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     async def close(self) -> None:
+        await self.settle()
         await self.pool.close()
         if self._store is not None:
             self._store.close()

@@ -112,10 +112,12 @@ class TurnRunner:
             return
         # Budgets are counted with the tokenizer of the instance the first model agent uses.
         counter = self.pool.instance_for(model_agents[0].model).backend.count_tokens
+        summary, upto = self.store.session_summary(self.session.id)
         self._briefing = build_briefing(
             preamble=self.pipeline.spec.briefing,
             memory=memory,
-            past_turns=self.store.recent_turns(self.session.id, self.turn_id),
+            summary=summary,
+            past_turns=self.store.recent_turns(self.session.id, self.turn_id, after_number=upto),
             message=self.message,
             budget=self.pipeline.spec.budget,
             count=counter,

@@ -93,3 +93,22 @@ async def test_events_are_published_to_subscribers_and_stored(tmp_path: Path) ->
     await app.close()
     assert live[0] == "turn_started" and live[-1] == "turn_delivered" and "agent_token" in live
     assert stored == [t for t in live if t != "agent_token"]  # tokens are live only
+
+
+async def test_export_and_forget_touch_one_user_only(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    for user in ("ana", "ben"):
+        session = store.new_session(user, "coaching")
+        turn_id, _ = await store.start_turn(session, f"{user} says hi", new_session=True)
+        await store.write_entry(turn_id=turn_id, user_id=user, agent="persona", status="ok", output={"of": user}, error=None)
+        await store.finish_turn(turn_id, "ok", [("coach", f"hello {user}")])
+    exported = store.export_user("ana")
+    assert [m["content"] for m in exported["sessions"][0]["turns"][0]["messages"]] == ["ana says hi", "hello ana"]
+    assert exported["sessions"][0]["turns"][0]["blackboard"]["persona"]["output"] == {"of": "ana"}
+    assert "ben" not in str(exported)
+    assert await store.forget_user("ana") == 1
+    assert store.export_user("ana") == {"user": "ana", "sessions": []}
+    assert store.latest_outputs("ana", ["persona"], 10**9) == {}
+    assert store.latest_outputs("ben", ["persona"], 10**9)["persona"].output == {"of": "ben"}
+    db = sqlite3.connect(tmp_path / "cantata.db")
+    assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (2,)  # only ben's remain

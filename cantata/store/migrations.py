@@ -62,4 +62,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX events_turn ON events(turn_id);
         """,
     ),
+    (
+        "002_session_summary",
+        """
+        ALTER TABLE sessions ADD COLUMN summary TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sessions ADD COLUMN summary_upto INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),
 ]

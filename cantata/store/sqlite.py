@@ -107,8 +107,11 @@ class SqliteStore:
 
         def write(db: sqlite3.Connection) -> tuple[int, int]:
             if new_session:
-                db.execute("INSERT OR IGNORE INTO users VALUES (?, ?)", (session.user_id, now))
-                db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)", (session.id, session.user_id, session.pipeline, now))
+                db.execute("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", (session.user_id, now))
+                db.execute(
+                    "INSERT INTO sessions (id, user_id, pipeline, created_at) VALUES (?, ?, ?, ?)",
+                    (session.id, session.user_id, session.pipeline, now),
+                )
             (number,) = db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE session_id = ?", (session.id,)
             ).fetchone()
@@ -156,18 +159,32 @@ class SqliteStore:
         row = self._db.execute("SELECT status FROM turns WHERE id = ?", (turn_id,)).fetchone()
         return str(row[0]) if row else None
 
-    def recent_turns(self, session_id: str, before_turn: int, limit: int = 50) -> list[PastTurn]:
-        """Finished turns of the session before `before_turn`, oldest first, with the last reply."""
+    def session_summary(self, session_id: str) -> tuple[str, int]:
+        """The running summary of the session and the number of the last turn it covers."""
+        row = self._db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return (str(row[0]), int(row[1])) if row else ("", 0)
+
+    async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE sessions SET summary = ?, summary_upto = ? WHERE id = ?", (summary, upto, session_id))
+
+        await self.commit(write)
+
+    def recent_turns(
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
+    ) -> list[PastTurn]:
+        """Finished turns of the session before `before_turn` and after turn number
+        `after_number` (what the summary covers), oldest first, with the last reply."""
         rows = self._db.execute(
             """
             SELECT t.id, t.number,
                    (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
                    (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
                     ORDER BY id DESC LIMIT 1)
-            FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.status != 'running'
+            FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
             ORDER BY t.number DESC LIMIT ?
             """,
-            (session_id, before_turn, limit),
+            (session_id, before_turn, after_number, limit),
         ).fetchall()
         return [PastTurn(*row) for row in reversed(rows)]
 
@@ -268,6 +285,42 @@ class SqliteStore:
         return [
             {"type": t, "agent": a, "at_s": at, "wall": w, "data": json.loads(d)} for t, a, at, w, d in rows
         ]
+
+    # -- privacy --------------------------------------------------------------------------
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about one user: sessions, their turns and messages, blackboard entries."""
+        sessions = []
+        for sid, pipeline, created, summary in self._db.execute(
+            "SELECT id, pipeline, created_at, summary FROM sessions WHERE user_id = ? ORDER BY created_at", (user_id,)
+        ).fetchall():
+            turns = []
+            for tid, number, status in self._db.execute(
+                "SELECT id, number, status FROM turns WHERE session_id = ? ORDER BY number", (sid,)
+            ).fetchall():
+                messages = [
+                    {"role": r, "agent": a, "content": c}
+                    for r, a, c in self._db.execute(
+                        "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (tid,)
+                    )
+                ]
+                entries = {name: {"status": e.status, "output": e.output, "error": e.error}
+                           for name, e in self.entries(tid).items()}
+                turns.append({"turn": number, "status": status, "messages": messages, "blackboard": entries})
+            sessions.append({"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary,
+                             "turns": turns})
+        return {"user": user_id, "sessions": sessions}
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete the user and everything stored about them; return the number of sessions deleted."""
+
+        def write(db: sqlite3.Connection) -> int:
+            (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
+            db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries
+            return int(count)
+
+        deleted: int = await self.commit(write)
+        return deleted
 
     def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
         """Agent events since a wall-clock time, oldest first, with their turn's status."""

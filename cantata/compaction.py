@@ -1,0 +1,75 @@
+"""Compaction: when a session outgrows its briefing budget, older turns are folded into a
+running summary, after the turn is delivered and off the user's critical path.
+
+The next turn's briefing then carries the summary plus the turns after it, so every
+agent still sees the whole conversation within the budget, and the briefing stays
+byte-identical for all agents of that turn.
+"""
+
+from __future__ import annotations
+
+from cantata.backends.base import CompletionRequest, Message
+from cantata.errors import BackendError
+from cantata.pool import Pool
+from cantata.prompts import build_briefing
+from cantata.spec import Pipeline
+from cantata.store import PastTurn, SessionRow, Store
+
+# Compact when the recent turns fill more than half the budget (the new message, memory
+# and the preamble need the rest), down to a quarter, so it does not happen every turn.
+COMPACT_ABOVE = 0.5
+KEEP_BELOW = 0.25
+SUMMARY_TOKENS = 200
+LOWEST_RANK = 1_000_000  # after every agent of every turn on a shared instance
+
+
+async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session: SessionRow) -> bool:
+    """Fold the oldest turns into the summary if the session needs it; True if it did."""
+    model_agents = [a for a in pipeline.spec.agents if not a.is_function]
+    if not model_agents:
+        return False
+    instance = pool.instance_for(model_agents[0].model)
+    count = instance.backend.count_tokens
+    summary, upto = store.session_summary(session.id)
+    turns = store.recent_turns(session.id, before_turn=2**62, after_number=upto)
+    budget = pipeline.spec.budget
+
+    def size(kept: list[PastTurn]) -> int:
+        return build_briefing(
+            preamble="", memory={}, summary=summary, past_turns=kept, message="", budget=2**31, count=count
+        ).tokens
+
+    if len(turns) < 2 or size(turns) <= budget * COMPACT_ABOVE:
+        return False
+    fold = 1
+    while fold < len(turns) - 1 and size(turns[fold:]) > budget * KEEP_BELOW:
+        fold += 1
+    folded = turns[:fold]
+    transcript = "\n".join(
+        f"[turn {t.number}] User: {t.user_message}" + (f"\n[turn {t.number}] Reply: {t.reply}" if t.reply else "")
+        for t in folded
+    )
+    request = CompletionRequest(
+        messages=[
+            Message("system", "You keep a running summary of a conversation, for the assistants who continue it."),
+            Message(
+                "user",
+                (f"Summary so far:\n{summary}\n\n" if summary else "")
+                + f"New turns:\n{transcript}\n\nWrite the updated summary in at most 120 words: "
+                "the person's goals, what they said they would do, what happened, and any risk mentioned.",
+            ),
+        ],
+        max_tokens=SUMMARY_TOKENS,
+        temperature=0.2,
+        priority=LOWEST_RANK,
+        agent="compaction",
+    )
+    try:
+        async with instance.slot(LOWEST_RANK):
+            text = "".join([chunk.text async for chunk in instance.backend.complete(request)]).strip()
+    except BackendError:
+        return False  # the briefing's own cut still keeps turns within budget
+    if not text:
+        return False
+    await store.set_summary(session.id, text, folded[-1].number)
+    return True
