@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from cantata import pipelines as bundled_pipelines
+from cantata.chat import run_chat
 from cantata.config import cantata_home, load_config
 from cantata.errors import CantataError
 from cantata.events import Event
@@ -63,6 +64,26 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
         _print_turn(result)
     if result.status == "failed":
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("pipeline", required=False)
+@click.option("--user", default=DEFAULT_USER, show_default=True, help="Who is chatting.")
+@click.option("--session", default=None, help="Continue this session (default: a new one).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+def chat(pipeline: str | None, user: str, session: str | None, config_path: Path | None) -> None:
+    """Chat in the terminal (default pipeline: coaching)."""
+    name = pipeline or ("coaching" if "coaching" in bundled_pipelines.bundled() else "example")
+    spec = bundled_pipelines.load(name)
+    app = Cantata(load_config(config_path))
+
+    async def go() -> None:
+        await app.check(spec)
+        if session is not None:
+            app.session_for(spec, user=user, session_id=session)  # an unknown session is an error now
+        await run_chat(app, spec, user=user, session=session)
+
+    asyncio.run(go())
 
 
 def _print_turn(result: TurnResult) -> None:
