@@ -20,6 +20,7 @@ from cantata.config import cantata_home, load_config
 from cantata.errors import CantataError
 from cantata.events import Event
 from cantata.instances import instances_report
+from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
 from cantata.spec import load_pipeline, pipeline_json_schema
 from cantata.turn import TurnResult
@@ -166,6 +167,9 @@ def instances(config_path: Path | None, check: bool, as_json: bool) -> None:
 def schema(what: str) -> None:
     """Print the JSON Schema of a pipeline file (for editors)."""
     click.echo(json.dumps(pipeline_json_schema(), indent=2))
+
+
+cli.add_command(plan)
 
 
 def main() -> None:

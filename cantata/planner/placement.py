@@ -1,0 +1,120 @@
+"""Packing instances onto GPUs: tensor parallel inside a node, pipeline parallel across nodes.
+
+Instances are placed largest first. Each takes the fewest GPUs that hold it: one GPU,
+else tensor parallelism over 2, 4 or 8 GPUs of one node, else pipeline stages on
+several nodes. Among GPUs that fit, the emptiest go first, which spreads instances
+over the cards (each gets more bandwidth to itself) while the big ones are still
+placed before the small ones fragment the memory.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from cantata.planner.catalog import ModelSpec, Quantization
+from cantata.planner.hardware import GPU, Hardware, Node
+from cantata.planner.memory import GB, per_gpu_bytes
+
+TP_SIZES = (1, 2, 4, 8)
+
+
+class InstanceRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    model: ModelSpec
+    quant: Quantization
+    kv_budget: float
+
+
+class Placement(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gpus: list[GPU]
+    tensor_parallel: int
+    pipeline_parallel: int
+    per_gpu_bytes: float
+
+
+class PackingError(Exception):
+    """An instance does not fit; `reason` says by how much, for the user."""
+
+    def __init__(self, request: InstanceRequest, reason: str) -> None:
+        super().__init__(reason)
+        self.request = request
+        self.reason = reason
+
+
+def _tp_sizes(model: ModelSpec, limit: int) -> list[int]:
+    # vLLM splits attention heads evenly over tensor-parallel ranks.
+    return [tp for tp in TP_SIZES if tp <= limit and model.attention_heads % tp == 0]
+
+
+def _fit_in_node(node: Node, free: dict[str, float], tp: int, need: float) -> list[GPU] | None:
+    gpus = sorted(node.gpus, key=lambda g: -free[g.key])[:tp]
+    if len(gpus) == tp and all(free[g.key] >= need for g in gpus):
+        return gpus
+    return None
+
+
+def _place_one(request: InstanceRequest, hardware: Hardware, free: dict[str, float], min_tp: int = 1) -> Placement:
+    model, quant, kv = request.model, request.quant, request.kv_budget
+    nodes = sorted(hardware.nodes, key=lambda n: -sum(free[g.key] for g in n.gpus))
+    for tp in _tp_sizes(model, max(len(n.gpus) for n in hardware.nodes)):
+        if tp < min_tp:
+            continue
+        need = per_gpu_bytes(model, quant, kv, tp, 1)
+        for node in nodes:
+            gpus = _fit_in_node(node, free, tp, need)
+            if gpus is not None:
+                return Placement(gpus=gpus, tensor_parallel=tp, pipeline_parallel=1, per_gpu_bytes=need)
+    # Pipeline stages go on nodes with cards of one size: vLLM gives every rank the same
+    # --gpu-memory-utilization fraction, which on a larger card would claim more than planned.
+    sizes = sorted({n.gpus[0].spec.memory_gb for n in hardware.nodes}, reverse=True)
+    for size in sizes:
+        alike = [n for n in nodes if n.gpus[0].spec.memory_gb == size]
+        for pp in range(2, min(len(alike), model.layers) + 1):
+            for tp in _tp_sizes(model, min(len(n.gpus) for n in alike)):
+                if tp < min_tp:
+                    continue
+                need = per_gpu_bytes(model, quant, kv, tp, pp)
+                stages: list[GPU] = []
+                for node in alike:
+                    gpus = _fit_in_node(node, free, tp, need)
+                    if gpus is not None:
+                        stages.extend(gpus)
+                    if len(stages) == tp * pp:
+                        return Placement(gpus=stages, tensor_parallel=tp, pipeline_parallel=pp, per_gpu_bytes=need)
+    raise PackingError(request, _shortfall(request, hardware, free))
+
+
+def _shortfall(request: InstanceRequest, hardware: Hardware, free: dict[str, float]) -> str:
+    """Why it does not fit, in the terms of its best chance (all GPUs of the largest node, or all nodes)."""
+    model, quant, kv = request.model, request.quant, request.kv_budget
+    total_need = per_gpu_bytes(model, quant, kv, 1, 1)
+    free_total = sum(free.values())
+    usable = hardware.usable_bytes
+    largest = max(free.values())
+    return (
+        f"{model.name} {quant.name} needs {total_need / GB:.1f} GB (weights, KV cache, runtime) "
+        f"but {hardware.name} has {free_total / GB:.1f} GB free of {usable / GB:.1f} GB usable, "
+        f"at most {largest / GB:.1f} GB on one GPU, and no split over GPUs holds it"
+    )
+
+
+def pack(
+    requests: list[InstanceRequest], hardware: Hardware, min_tp: dict[str, int] | None = None
+) -> dict[str, Placement]:
+    """Place every request or raise PackingError naming the first that does not fit.
+
+    min_tp asks for at least that much tensor parallelism for an instance (to use idle
+    GPUs for speed); by default each instance takes the fewest GPUs that hold it.
+    """
+    free = {g.key: g.spec.usable_bytes for g in hardware.gpus}
+    placed: dict[str, Placement] = {}
+    for request in sorted(requests, key=lambda r: -per_gpu_bytes(r.model, r.quant, r.kv_budget, 1, 1)):
+        placement = _place_one(request, hardware, free, (min_tp or {}).get(request.name, 1))
+        for gpu in placement.gpus:
+            free[gpu.key] -= placement.per_gpu_bytes
+        placed[request.name] = placement
+    return placed
