@@ -10,6 +10,7 @@ CantataError
 │   ├── BackendHTTPError     the server answered with an error status
 │   └── BackendProtocolError the server answered something we cannot read
 ├── OutputInvalid        a reply that does not validate against the agent's output model
+├── Rejected             a pipeline's check refused a reply (the model regenerates once)
 └── StoreError           the database refused a write or read
 
 Every error carries `status` (HTTP) and `exit_code` (CLI) so the CLI and the server
@@ -67,6 +68,12 @@ class BackendProtocolError(BackendError):
 
 
 class OutputInvalid(CantataError):
+    status = 422
+
+
+class Rejected(CantataError):
+    """Raised by an agent's `check` to have the model write its reply again, with this reason."""
+
     status = 422
 
 

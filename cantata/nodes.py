@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cantata.backends.base import CompletionRequest, Message, Usage
-from cantata.errors import BackendError, CantataError, OutputInvalid
+from cantata.errors import BackendError, CantataError, OutputInvalid, Rejected
 from cantata.pool import Instance, rank
 from cantata.spec import AgentSpec
 from cantata.structured import OutputContract, repair_instruction
@@ -39,8 +39,21 @@ class FunctionContext:
         self.conflicts.append(details)
 
 
+@dataclass
+class CheckContext(FunctionContext):
+    """What an agent's `check` receives: the turn so far plus the model's validated reply."""
+
+    output: Any = None  # None when the regenerated reply did not even validate
+    last_chance: bool = False  # True after the one regeneration: return a safe output, do not raise
+
+
 async def run_function(
-    fn: Callable[..., Any], ctx: FunctionContext, contract: OutputContract | None, timeout_s: float
+    fn: Callable[..., Any],
+    ctx: FunctionContext,
+    contract: OutputContract | None,
+    timeout_s: float,
+    *,
+    allow_none: bool = False,
 ) -> Any:
     try:
         async with asyncio.timeout(timeout_s):
@@ -53,6 +66,13 @@ async def run_function(
         raise
     except Exception as exc:  # a user's function: report, never crash the turn
         raise BackendError(f"function raised {type(exc).__name__}: {exc}") from None
+    return normalise(value, contract, allow_none=allow_none)
+
+
+def normalise(value: Any, contract: OutputContract | None, *, allow_none: bool) -> Any:
+    """A function's return value as a stored output: validated when there is a contract."""
+    if value is None and allow_none:
+        return None
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     if contract is not None:
@@ -76,9 +96,13 @@ class ModelCall:
         emit: Emit,
         clock: Callable[[], float],
         prefix: str | None = None,
+        check: Callable[[CheckContext], Any] | None = None,
+        context: FunctionContext | None = None,
     ) -> None:
         self.agent = agent
         self.prefix = prefix
+        self.check = check
+        self.context = context
         self.instance = instance
         self.messages = messages
         self.contract = contract
@@ -115,22 +139,63 @@ class ModelCall:
             try:
                 async with asyncio.timeout(agent.timeout_s):
                     text = await self._generate(self.messages)
-                    if self.contract is None:
-                        if not text.strip():
-                            raise OutputInvalid("the model returned an empty reply")
-                        return text.strip()
                     try:
-                        return self.contract.validate_text(text)
+                        output = self._parse(text)
                     except OutputInvalid as invalid:
+                        if self.contract is None:
+                            raise
                         # One repair: same briefing (still cached), plus the error to fix.
                         self.emit("agent_retry", agent.name, repair=True, error=str(invalid))
                         repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
-                        return self.contract.validate_text(await self._generate(repair))
+                        text = await self._generate(repair)
+                        output = self._parse(text)
+                    return await self._checked(output, text)
             except TimeoutError:
                 self.instance.stats.failed += 1
                 raise BackendError(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from None
             finally:
                 self.instance.stats.running_agents.discard(agent.name)
+
+    def _parse(self, text: str) -> Any:
+        if self.contract is not None:
+            return self.contract.validate_text(text)
+        if not text.strip():
+            raise OutputInvalid("the model returned an empty reply")
+        return text.strip()
+
+    async def _checked(self, output: Any, text: str) -> Any:
+        """The pipeline's check on a valid reply: keep, correct, or regenerate once."""
+        if self.check is None:
+            return output
+        try:
+            return self._run_check(output, last_chance=False)
+        except Rejected as rejected:
+            reason = str(rejected)
+        self.emit("agent_retry", self.agent.name, regenerate=True, error=reason)
+        again = [
+            *self.messages,
+            Message("assistant", text),
+            Message("user", f"Your reply was rejected: {reason}. Write it again without that problem."),
+        ]
+        try:
+            second: Any = self._parse(await self._generate(again))
+        except OutputInvalid:
+            second = None
+        try:
+            return self._run_check(second, last_chance=True)
+        except Rejected as refused:
+            raise OutputInvalid(f"the check rejected the reply twice: {refused}") from None
+
+    def _run_check(self, output: Any, *, last_chance: bool) -> Any:
+        assert self.check is not None and self.context is not None
+        ctx = CheckContext(**vars(self.context), output=output, last_chance=last_chance)
+        try:
+            value = self.check(ctx)
+        except (Rejected, OutputInvalid):
+            raise
+        except Exception as exc:  # a user's check: report, never crash the turn
+            raise BackendError(f"check raised {type(exc).__name__}: {exc}") from None
+        return normalise(value, self.contract, allow_none=False)
 
     async def _generate(self, messages: list[Message]) -> str:
         agent = self.agent

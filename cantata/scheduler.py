@@ -16,7 +16,7 @@ from typing import Any
 from cantata.blackboard import Blackboard
 from cantata.errors import BackendError, CantataError, OutputInvalid
 from cantata.events import Event, EventBus, EventType
-from cantata.nodes import FunctionContext, ModelCall, run_function
+from cantata.nodes import FunctionContext, ModelCall, normalise, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages
 from cantata.spec import AgentSpec, Pipeline
@@ -163,12 +163,8 @@ class TurnRunner:
         )
         self._deliver(agent, output)
 
-    async def _run_function(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
-        result = self.results[agent.name]
-        result.started_s = self.clock()
-        result.attempts = 1
-        self.emit("agent_started", agent.name, function=agent.function)
-        ctx = FunctionContext(
+    def _context(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> FunctionContext:
+        return FunctionContext(
             message=self.message,
             user=self.session.user_id,
             session=self.session.id,
@@ -177,17 +173,37 @@ class TurnRunner:
             missing=missing,
             memory={m: self._memory[m] for m in agent.memory if m in self._memory},
         )
-        output = await run_function(
-            self.pipeline.functions[agent.name], ctx, self.pipeline.contracts[agent.name], agent.timeout_s
-        )
+
+    def _record_conflicts(self, agent: AgentSpec, ctx: FunctionContext) -> None:
         for conflict in ctx.conflicts:
             conflict = {"found_by": agent.name, **conflict}
             self.conflicts.append(conflict)
             self.emit("conflict", agent.name, **conflict)
+
+    async def _run_function(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
+        result = self.results[agent.name]
+        result.started_s = self.clock()
+        result.attempts = 1
+        self.emit("agent_started", agent.name, function=agent.function)
+        ctx = self._context(agent, inputs, missing)
+        contract = self.pipeline.contracts[agent.name]
+        output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s)
+        self._record_conflicts(agent, ctx)
         return output
 
     async def _run_model(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
         assert self._briefing is not None
+        contract = self.pipeline.contracts[agent.name]
+        ctx = self._context(agent, inputs, missing)
+        shortcut = self.pipeline.shortcuts.get(agent.name)
+        if shortcut is not None:
+            # E.g. a safe template at a high risk tier: no generation at all.
+            output = await run_function(shortcut, ctx, None, agent.timeout_s, allow_none=True)
+            if output is not None:
+                self.results[agent.name].started_s = self.clock()
+                self.emit("agent_started", agent.name, shortcut=agent.shortcut)
+                self._record_conflicts(agent, ctx)
+                return normalise(output, contract, allow_none=False)
         instance = self.pool.instance_for(agent.model)
         result = self.results[agent.name]
         result.instance = instance.name
@@ -198,20 +214,24 @@ class TurnRunner:
             instructions=self.pipeline.prompts[agent.name],
             inputs=inputs,
             missing=missing,
-            contract=self.pipeline.contracts[agent.name],
+            contract=contract,
         )
         call = ModelCall(
             agent=agent,
             instance=instance,
             messages=messages,
-            contract=self.pipeline.contracts[agent.name],
+            contract=contract,
             result=result,
             emit=self.emit,
             clock=self.clock,
             prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
+            check=self.pipeline.checks.get(agent.name),
+            context=ctx,
         )
         self._calls[agent.name] = call
-        return await call.run()
+        output = await call.run()
+        self._record_conflicts(agent, ctx)
+        return output
 
     async def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:
         """Commit the entry, then publish it to this turn's readers."""

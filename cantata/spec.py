@@ -45,6 +45,17 @@ class AgentSpec(BaseModel):
     )
     deliver: Literal["early", "final"] | None = Field(None, description="Deliver this agent's reply to the user.")
     function: str | None = Field(None, description="Dotted path to a Python callable, instead of a model.")
+    shortcut: str | None = Field(
+        None,
+        description="Dotted path to fn(ctx) -> output or None, called before the model: an output "
+        "(e.g. a safe template) is used as is and the model is not called.",
+    )
+    check: str | None = Field(
+        None,
+        description="Dotted path to fn(ctx) -> output, called on the validated reply (ctx.output): it may "
+        "correct it, or raise cantata.errors.Rejected to have the model write it once more; on "
+        "ctx.last_chance it must return a safe output.",
+    )
     timeout_s: float = Field(120.0, gt=0, description="Per attempt.")
     retries: int = Field(0, ge=0, le=10, description="Extra attempts after a failure, with backoff.")
     max_tokens: int = Field(512, gt=0)
@@ -86,8 +97,12 @@ class Pipeline:
         prompts: dict[str, str],
         contracts: dict[str, OutputContract | None],
         functions: dict[str, Callable[..., Any]],
+        shortcuts: dict[str, Callable[..., Any]] | None = None,
+        checks: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.spec = spec
+        self.shortcuts = shortcuts or {}
+        self.checks = checks or {}
         self.path = path
         self.prompts = prompts
         self.contracts = contracts
@@ -141,13 +156,21 @@ def load_pipeline(path: Path) -> Pipeline:
     prompts: dict[str, str] = {}
     contracts: dict[str, OutputContract | None] = {}
     functions: dict[str, Callable[..., Any]] = {}
+    shortcuts: dict[str, Callable[..., Any]] = {}
+    checks: dict[str, Callable[..., Any]] = {}
     for i, agent in enumerate(spec.agents):
         if agent.function is not None:
             functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
+        if agent.shortcut is not None:
+            shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"))
+        if agent.check is not None:
+            checks[agent.name] = _import(agent.check, base, source, ("agents", i, "check"))
         if agent.prompt is not None:
             prompts[agent.name] = _prompt_text(agent.prompt, base, source, ("agents", i, "prompt"))
         contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"))
-    return Pipeline(spec, path=path, prompts=prompts, contracts=contracts, functions=functions)
+    return Pipeline(
+        spec, path=path, prompts=prompts, contracts=contracts, functions=functions, shortcuts=shortcuts, checks=checks
+    )
 
 
 def _allowed_keys(loc: Loc) -> list[str]:
@@ -171,6 +194,11 @@ def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
                 f"{source.where(here)}: agent '{agent.name}' needs either 'prompt' (a model agent) "
                 "or 'function' (a Python callable), not both and not neither"
             )
+        for key in ("shortcut", "check"):
+            if agent.function is not None and getattr(agent, key) is not None:
+                raise SpecError(
+                    f"{source.where((*here, key))}: agent '{agent.name}' is a function; '{key}' is for model agents"
+                )
         for key in ("reads", "memory", "required"):
             for j, other in enumerate(getattr(agent, key)):
                 if other not in names:

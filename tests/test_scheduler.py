@@ -238,3 +238,43 @@ async def test_resume_reruns_only_missing_agents(write: WriteFile, home: Path) -
     started = {e.agent for e in events if e.type == "agent_started"}
     assert started == {"b", "d"}
     assert result.status == "ok" and result.early is not None and result.early.text == "e!"
+
+
+async def test_shortcut_answers_without_the_model(write: WriteFile, home: Path) -> None:
+    write(
+        "safe_hooks.py",
+        """
+        def template_when_flagged(ctx):
+            if ctx.inputs["screen"]["flagged"]:
+                return "Are you safe right now? You can call 3114 at any time."
+            return None
+        """,
+    )
+    write("screen_fn.py", "def screen(ctx):\n    return {'flagged': 'hurt myself' in ctx.message}\n")
+    text = """
+    name: safe
+    agents:
+      - name: screen
+        function: screen_fn.screen
+      - name: coach
+        prompt: Answer.
+        reads: [screen]
+        shortcut: safe_hooks.template_when_flagged
+        deliver: early
+    """
+    path = write("p.yaml", text)
+    config = scripted_config(write, fake={})
+    flagged, _ = await run(path, config, home, message="I want to hurt myself")
+    coach = flagged.agents[1]
+    assert coach.output == "Are you safe right now? You can call 3114 at any time."
+    assert coach.instance is None and coach.attempts == 0  # no model call
+    calm, _ = await run(path, config, home, message="I slept well")
+    assert calm.agents[1].instance == "fake" and calm.agents[1].attempts == 1
+
+
+def test_shortcut_and_check_are_for_model_agents(write: WriteFile) -> None:
+    from cantata.errors import SpecError
+
+    path = write("p.yaml", "name: x\nagents:\n  - name: a\n    function: json.dumps\n    check: json.loads\n")
+    with pytest.raises(SpecError, match="p.yaml:5: agent 'a' is a function; 'check' is for model agents"):
+        load_pipeline(path)

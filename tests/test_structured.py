@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
-from cantata.errors import OutputInvalid
-from cantata.nodes import ModelCall
+from cantata.errors import OutputInvalid, Rejected
+from cantata.nodes import CheckContext, ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
@@ -105,3 +105,51 @@ async def test_retries_start_over_after_a_failed_repair() -> None:
     call, result = _call(backend, retries=1)
     assert (await call.run())["score"] == 2
     assert result.attempts == 3
+
+
+def _checked_call(backend: Replies, check: object) -> tuple[ModelCall, AgentResult]:
+    from cantata.nodes import FunctionContext
+
+    call, result = _call(backend)
+    call.check = check  # type: ignore[assignment]
+    call.context = FunctionContext(message="m", user="u", session="s", turn=1, inputs={}, missing=[], memory={})
+    return call, result
+
+
+async def test_check_corrects_a_valid_reply() -> None:
+    def clamp(ctx: CheckContext) -> dict[str, object]:
+        return {**ctx.output, "reply": ctx.output["reply"].upper()}
+
+    call, _ = _checked_call(Replies('{"score": 2, "reply": "fine"}'), clamp)
+    assert await call.run() == {"score": 2, "reply": "FINE"}
+
+
+async def test_check_rejection_regenerates_once_with_the_reason() -> None:
+    seen: list[tuple[object, bool]] = []
+
+    def no_pills(ctx: CheckContext) -> object:
+        seen.append((ctx.output, ctx.last_chance))
+        if ctx.output and "pills" in ctx.output["reply"]:
+            if ctx.last_chance:
+                return {"score": 1, "reply": "Let's talk about how you are doing."}
+            raise Rejected("it gives medication advice")
+        return ctx.output
+
+    backend = Replies('{"score": 3, "reply": "take pills"}', '{"score": 3, "reply": "how are you sleeping?"}')
+    call, result = _checked_call(backend, no_pills)
+    assert (await call.run())["reply"] == "how are you sleeping?"
+    assert "it gives medication advice" in backend.requests[1].messages[-1].content
+    assert [last for _, last in seen] == [False, True] and result.attempts == 2
+    # Rejected twice: the last chance gives the safe output instead.
+    backend = Replies('{"score": 3, "reply": "take pills"}', '{"score": 3, "reply": "more pills"}')
+    call, _ = _checked_call(backend, no_pills)
+    assert (await call.run())["reply"] == "Let's talk about how you are doing."
+
+
+async def test_check_that_still_refuses_fails_the_agent() -> None:
+    def never(ctx: CheckContext) -> object:
+        raise Rejected("never good enough")
+
+    call, _ = _checked_call(Replies('{"score": 3, "reply": "a"}', '{"score": 3, "reply": "b"}'), never)
+    with pytest.raises(OutputInvalid, match="rejected the reply twice: never good enough"):
+        await call.run()
