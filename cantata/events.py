@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 EventType = Literal[
     "turn_started",
@@ -27,20 +27,8 @@ EventType = Literal[
     "turn_delivered",
 ]
 
-PERSISTED: frozenset[str] = frozenset(
-    {
-        "turn_started",
-        "agent_queued",
-        "agent_started",
-        "agent_retry",
-        "agent_finished",
-        "agent_failed",
-        "agent_skipped",
-        "conflict",
-        "early_delivered",
-        "turn_delivered",
-    }
-)
+# Token deltas are live only; everything else goes to the store.
+PERSISTED: frozenset[str] = frozenset(get_args(EventType)) - {"agent_token"}
 
 
 @dataclass(slots=True)
