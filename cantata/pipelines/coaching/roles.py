@@ -1,0 +1,287 @@
+"""Shortcuts and checks of the coaching model agents: the code next to each model.
+
+A model proposes; its check writes the entry the other agents read, with every
+safety-critical value computed here. A model cannot lower a tier, unblock an action,
+invent a turn, or get advice past the coach when the guard has flagged the message.
+
+- coach: `coach_shortcut` answers with a template, without generating, when the guard has
+  flagged the message; `coach_check` keeps a generated reply only if it passes the rules,
+  else uses a reflection built from the message. It does not regenerate: the early reply
+  is about speed, and a second generation would double its latency.
+- shadow: `shadow_check` keeps evidence that cites a turn that exists, goals and
+  commitments grounded in the messages, merges commitments with earlier turns and counts
+  follow-through.
+- stability: `stability_check` sets the tier (never below guard's), the required and
+  blocked actions and the crisis resource.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from cantata.nodes import CheckContext, FunctionContext
+from cantata.pipelines.coaching.guard import assess, detect_locale, screen
+from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic, reflective_reply
+from cantata.pipelines.coaching.models import (
+    Coach,
+    Commitment,
+    CrisisResource,
+    Evidence,
+    FollowThrough,
+    Guard,
+    GuardHit,
+    Shadow,
+    Stability,
+)
+from cantata.pipelines.coaching.safety import (
+    CATEGORIES,
+    Category,
+    Tier,
+    at_least_high,
+    blocked_for,
+    detect_blocked,
+    load_safety,
+    low_template,
+    max_tier,
+    normalize,
+    primary_category,
+    required_for,
+    safety_template,
+    tier_rank,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parsed(model: type[M], raw: Any) -> M | None:
+    """An upstream output as its model, or None when missing or not of that shape."""
+    if raw is None:
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def guard_of(ctx: FunctionContext) -> Guard:
+    """The guard's entry; if it is missing (it never should be), screen the message again here."""
+    found = parsed(Guard, ctx.inputs.get("guard"))
+    if found is not None:
+        return found
+    return assess(ctx.message, session=ctx.session, turn=ctx.turn, previous=None)
+
+
+# -- coach ------------------------------------------------------------------------------------
+
+
+def flagged_reply(guard: Guard) -> Coach | None:
+    """The early reply when the guard has flagged the message, else None (let the model write).
+
+    Tier high or imminent: acknowledge, ask about safety, the crisis resource for the locale;
+    never advice. Tier low with a category: acknowledge and check in."""
+    category = primary_category(guard.categories)
+    if at_least_high(guard.tier):
+        resource = load_safety().resource(guard.locale, category, guard.tier)
+        text = safety_template(guard.locale, category, guard.tier, resource)
+    elif guard.tier == "low" and category is not None:
+        text = low_template(guard.locale, category)
+    else:
+        return None
+    return Coach(reply=text, source="safety_template", tier=guard.tier)
+
+
+def coach_shortcut(ctx: FunctionContext) -> Coach | None:
+    """`shortcut` of the coach: a template without generating when the guard flagged the message."""
+    return flagged_reply(guard_of(ctx))
+
+
+def early_reply_problems(reply: str, guard: Guard, message: str) -> list[str]:
+    """Why an early reply must not be sent: a blocked action, another language, off topic,
+    advice without permission."""
+    problems: list[str] = []
+    found = detect_blocked(reply, blocked_for(guard.tier, guard.categories))
+    if found:
+        problems.append(f"contains a blocked action: {', '.join(found)}")
+    language = detect_locale(reply)
+    if language is not None and language != guard.locale:
+        problems.append(f"written in '{language}', the message in '{guard.locale}'")
+    if not on_topic(reply, message):
+        problems.append("off topic: shares no content word with the message")
+    advice = advice_problem(reply, "ask_permission")
+    if advice:
+        problems.append(advice)
+    return problems
+
+
+def compose_coach(guard: Guard, draft: Coach | None, message: str) -> Coach:
+    """The early reply: a template when flagged, the draft if it passes the rules, else a
+    reflection built from the message."""
+    flagged = flagged_reply(guard)
+    if flagged is not None:
+        return flagged  # the shortcut normally answered before any generation
+    rejected = ["no valid draft"] if draft is None else early_reply_problems(draft.reply, guard, message)
+    if draft is not None and not rejected:
+        return Coach(reply=draft.reply, source="generated", tier=guard.tier)
+    text = reflective_reply(message, guard.locale)
+    if early_reply_problems(text, guard, message):
+        text = reflective_reply("", guard.locale)  # the person's own words tripped a rule: say it generally
+    return Coach(reply=text, source="template", tier=guard.tier, rejected=rejected)
+
+
+def coach_check(ctx: CheckContext) -> Coach:
+    """`check` of the coach."""
+    return compose_coach(guard_of(ctx), parsed(Coach, ctx.output), ctx.message)
+
+
+# -- shadow -----------------------------------------------------------------------------------
+
+MAX_COMMITMENTS = 6
+
+
+def _quote_in(quote: str, text: str) -> bool:
+    """Most of the quote's words appear in the text: a quote, not an invention."""
+    words = [w for w in normalize(quote).replace('"', " ").split() if len(w) > 2]
+    if not words:
+        return False
+    haystack = set(normalize(text).split())
+    return sum(w in haystack for w in words) >= 0.7 * len(words)
+
+
+def grounded(text: str, *sources: str) -> bool:
+    """Non-empty and sharing a content word with the sources."""
+    wanted: set[str] = set()
+    for source in sources:
+        wanted |= content_stems(source)
+    return bool(text) and bool(content_stems(text) & wanted)
+
+
+def compose_shadow(draft: Shadow, *, message: str, session: str, turn: int, previous: Shadow | None) -> Shadow:
+    """Evidence checked against the turns that exist; goals and commitments kept only when
+    grounded in the message (goals also in earlier turns' shadow); commitments merged with
+    earlier ones; follow-through counted from their statuses, not taken from the model."""
+    earlier = " ".join([previous.stated_goal, previous.revealed_priority] if previous else [])
+    stated_goal = draft.stated_goal if grounded(draft.stated_goal, message, earlier) else ""
+    revealed = draft.revealed_priority if grounded(draft.revealed_priority, message, earlier) else ""
+    evidence: list[Evidence] = []
+    dropped = 0
+    if draft.evidence_quote:
+        cited = turn if draft.evidence_turn == 0 else draft.evidence_turn
+        # This session's turns are 1..turn; 0 names the new message. Anything else is
+        # invented, and so is a quote of the new message that is not in it.
+        if 1 <= cited <= turn and (cited != turn or _quote_in(draft.evidence_quote, message)):
+            evidence.append(Evidence(turn=cited, quote=draft.evidence_quote))
+        else:
+            dropped += 1
+    commitments: dict[str, Commitment] = {}
+    if previous is not None:
+        for old in previous.commitments:
+            commitments[normalize(old.text)] = old
+    if draft.commitment and grounded(draft.commitment, message):
+        key = normalize(draft.commitment)
+        before = commitments.pop(key, None)
+        status = draft.commitment_status
+        if status == "unknown" and before is not None:
+            status = before.status  # "unknown" this turn does not erase what an earlier turn knew
+        commitments[key] = Commitment(text=draft.commitment, status=status, turn=turn, session=session)
+    kept_list = list(commitments.values())[-MAX_COMMITMENTS:]
+    return draft.model_copy(
+        update={
+            "stated_goal": stated_goal,
+            "revealed_priority": revealed,
+            "evidence": evidence,
+            "dropped_evidence": dropped,
+            "commitments": kept_list,
+            "follow_through": FollowThrough(
+                kept=sum(c.status == "kept" for c in kept_list), total=sum(c.status != "unknown" for c in kept_list)
+            ),
+            "session": session,
+            "turn": turn,
+        }
+    )
+
+
+def shadow_check(ctx: CheckContext) -> Shadow:
+    """`check` of shadow: corrects, never rejects."""
+    draft = parsed(Shadow, ctx.output)
+    if draft is None:  # only after a failed regeneration, which this check never asks for
+        raise ValueError("shadow has no valid reply to check")
+    previous = parsed(Shadow, ctx.memory.get("shadow"))
+    return compose_shadow(draft, message=ctx.message, session=ctx.session, turn=ctx.turn, previous=previous)
+
+
+# -- stability --------------------------------------------------------------------------------
+
+_DOMAIN_CATEGORY: dict[str, Category] = {
+    "suicide_self_harm": "suicide_self_harm",
+    "abuse": "abuse",
+    "harm_to_others": "harm_to_others",
+    "medical": "medical_emergency",
+    "eating": "restrictive_eating",
+}
+
+
+def tier_from_read(read: Stability) -> Tier:
+    """What a risk read implies on its own: only safety domains count, by their product."""
+    if read.domain not in _DOMAIN_CATEGORY:
+        return "none"
+    if read.product >= 100:
+        return "imminent"
+    if read.product >= 48:
+        return "high"
+    if read.product >= 12:
+        return "low"
+    return "none"
+
+
+def screen_shadow(shadow: Shadow | None) -> list[GuardHit]:
+    """The guard's rules over shadow's goals and commitments, which can carry a risk from an
+    earlier session ("eat under 600 calories", kept) into a turn whose message is harmless."""
+    if shadow is None:
+        return []
+    texts = [shadow.stated_goal, shadow.revealed_priority, *(c.text for c in shadow.commitments)]
+    return screen(". ".join(t for t in texts if t))
+
+
+def compose_stability(guard: Guard, read: Stability | None, shadow: Shadow | None = None) -> Stability:
+    """The tier is never below guard's. A model's risk read, or a rule hit in shadow's
+    (model-extracted) goals and commitments, raises it at most to the configured cap."""
+    safety = load_safety()
+    if read is None:  # no model read (its agent failed): the rules alone decide
+        read = Stability(domain="none", severity=1, detectability=1, reversibility=1)
+        model_tier: Tier | None = None
+    else:
+        model_tier = tier_from_read(read)
+    shadow_hits = screen_shadow(shadow)
+    indirect = max_tier(model_tier or "none", *(h.tier for h in shadow_hits))
+    cap = safety.model_tier_cap
+    tier = max_tier(guard.tier, indirect if tier_rank(indirect) <= tier_rank(cap) else cap)
+    indirect_categories: set[Category] = {h.category for h in shadow_hits}
+    if model_tier is not None and read.domain in _DOMAIN_CATEGORY and read.severity >= 3:
+        indirect_categories.add(_DOMAIN_CATEGORY[read.domain])
+    categories = [c for c in CATEGORIES if c in guard.categories or c in indirect_categories]
+    required = required_for(tier, categories)
+    resource = None
+    if "crisis_line" in required:
+        # The rules' categories choose the resource first; the model's only if the rules found none.
+        category = primary_category(guard.categories) or primary_category(categories)
+        entry = safety.resource(guard.locale, category, tier)
+        resource = CrisisResource(text=entry.text, markers=list(entry.markers))
+    return read.model_copy(
+        update={
+            "tier": tier,
+            "guard_tier": guard.tier,
+            "model_tier": model_tier,
+            "shadow_hits": shadow_hits,
+            "required": required,
+            "blocked": blocked_for(tier, categories),
+            "crisis_resource": resource,
+            "locale": guard.locale,
+        }
+    )
+
+
+def stability_check(ctx: CheckContext) -> Stability:
+    """`check` of stability: corrects, never rejects."""
+    return compose_stability(guard_of(ctx), parsed(Stability, ctx.output), parsed(Shadow, ctx.inputs.get("shadow")))

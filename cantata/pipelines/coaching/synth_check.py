@@ -1,0 +1,284 @@
+"""The merged reply's rule check: reject, regenerate once, then the safe template.
+
+`synth` is a model agent; `synth_check` is its `check`. It checks the validated reply
+against this turn's policy: no blocked action, the crisis resource at tier high or
+above, the person's language, the advice mode the plan allows, on topic, not a copy of
+the early reply, and only blackboard entries that exist in `used`. A failing reply is
+rejected (`Rejected`): the runtime has the model write it once more with the reason.
+If that one fails too, or does not even validate, the safe template is delivered
+instead. The correction a conflict requires is added in code, so it cannot be left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from cantata.errors import Rejected
+from cantata.nodes import CheckContext, FunctionContext
+from cantata.pipelines.coaching.guard import assess, detect_locale
+from cantata.pipelines.coaching.mi import (
+    AdviceMode,
+    MiProcess,
+    advice_problem,
+    content_stems,
+    followup_reply,
+    on_topic,
+)
+from cantata.pipelines.coaching.models import Coach, Entry, Guard, Resolution, Source, Stability, Synth
+from cantata.pipelines.coaching.roles import compose_stability, parsed
+from cantata.pipelines.coaching.safety import (
+    BlockedAction,
+    Locale,
+    RequiredAction,
+    ResourceEntry,
+    Tier,
+    asks_about_safety,
+    at_least_high,
+    detect_blocked,
+    load_safety,
+    low_template,
+    normalize,
+    points_to_support,
+    primary_category,
+    safety_followup,
+)
+
+ENTRIES: tuple[str, ...] = get_args(Entry)
+# What the conflicts agent reads: whether these exist this turn is in its plan's `missing`.
+CONFLICTS_READS: tuple[str, ...] = ("guard", "coach", "shadow", "persona", "plasticity", "stability")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What this turn's merged reply must honour, from the most resolved entry available."""
+
+    tier: Tier
+    locale: Locale
+    blocked: tuple[BlockedAction, ...]
+    resource_text: str | None
+    markers: tuple[str, ...]
+    category: str | None
+    correction: str | None
+    sources: tuple[str, ...]  # the entries it was read from
+    required: tuple[RequiredAction, ...] = ()
+    advice_mode: AdviceMode = "ask_permission"
+    mi_process: MiProcess | None = None
+    stated_goal: str | None = None
+
+
+def policy_from_inputs(inputs: Mapping[str, Any], *, message: str = "", session: str = "", turn: int = 0) -> Policy:
+    guard = parsed(Guard, inputs.get("guard"))
+    if guard is None:
+        guard = assess(message, session=session, turn=turn, previous=None)
+    resolution = parsed(Resolution, inputs.get("conflicts"))
+    sources: tuple[str, ...]
+    advice_mode: AdviceMode = "ask_permission"
+    mi_process: MiProcess | None = None
+    stated_goal: str | None = None
+    required: list[RequiredAction]
+    if resolution is not None:
+        plan = resolution.plan
+        tier, blocked, resource, correction = plan.tier, plan.must_avoid, plan.crisis_resource, plan.correction
+        required = plan.required
+        advice_mode, mi_process, stated_goal = plan.advice_mode, plan.mi_process, plan.stated_goal
+        sources = ("guard", "conflicts")
+    else:
+        stability = parsed(Stability, inputs.get("stability"))
+        if stability is None or stability.tier is None:
+            stability = compose_stability(guard, None)
+            sources = ("guard",)
+        else:
+            sources = ("guard", "stability")
+        assert stability.tier is not None
+        tier, blocked, resource, correction = stability.tier, stability.blocked, stability.crisis_resource, None
+        required = stability.required
+    if at_least_high(tier):
+        advice_mode = "none"
+    text: str | None
+    markers: tuple[str, ...]
+    if at_least_high(tier) and resource is None:
+        # Cannot happen with valid entries (Stability requires it); never trust that it cannot.
+        entry = load_safety().resource(guard.locale, primary_category(guard.categories), tier)
+        text, markers = entry.text, entry.markers
+    else:
+        text = resource.text if resource else None
+        markers = tuple(resource.markers) if resource else ()
+    return Policy(
+        tier=tier,
+        locale=guard.locale,
+        blocked=tuple(blocked),
+        resource_text=text,
+        markers=markers,
+        category=primary_category(guard.categories),
+        correction=correction,
+        sources=tuple(s for s in sources if s in inputs),
+        required=tuple(required),
+        advice_mode=advice_mode,
+        mi_process=mi_process,
+        stated_goal=stated_goal,
+    )
+
+
+def check_reply(text: str, policy: Policy, *, message: str = "", early: str = "") -> list[str]:
+    """Why a reply must not be delivered under this policy; empty when it may.
+
+    Safety first (blocked actions, the crisis resource at tier high or above), then the
+    plan (language, advice mode), then quality when the message is given: on topic, and
+    not a copy of the early reply."""
+    problems: list[str] = []
+    found = detect_blocked(text, policy.blocked)
+    if found:
+        problems.append(f"contains a blocked action: {', '.join(found)}")
+    if at_least_high(policy.tier):
+        missing = [m for m in policy.markers if m not in text]
+        if missing or not policy.markers:
+            problems.append(
+                f"at tier {policy.tier} the reply must include the crisis resource word for word: {policy.resource_text}"
+            )
+    if "ask_about_safety" in policy.required and not asks_about_safety(text):
+        problems.append("does not ask whether the person is safe right now")
+    if "human_support" in policy.required and not points_to_support(text):
+        problems.append("does not suggest someone the person trusts be with them now")
+    language = detect_locale(text)
+    if language is not None and language != policy.locale:
+        problems.append(f"written in '{language}', the person writes '{policy.locale}'")
+    advice = advice_problem(text, policy.advice_mode)
+    if advice:
+        problems.append(advice)
+    # A reply to a flagged message is about safety, not about the words of the message.
+    if message and policy.tier == "none" and not on_topic(text, message, policy.stated_goal or ""):
+        problems.append("off topic: shares no content word with the message")
+    # What both replies must carry (the resource, a correction) is not repetition.
+    shared = [t for t in (policy.resource_text, policy.correction) if t]
+    if early and _repeats(_without(text, shared), _without(early, shared)):
+        problems.append("repeats the early reply instead of building on it")
+    return problems
+
+
+def _without(text: str, parts: list[str]) -> str:
+    for part in parts:
+        text = text.replace(part, " ")
+    return text
+
+
+def _repeats(text: str, early: str) -> bool:
+    """The reply is the early one again: contains it, is contained in it, most of its
+    content words are the early reply's (a copy with a slip or two), or it carries most of
+    the early reply's content words (a copy with something appended)."""
+    a, b = " ".join(normalize(text).split()), " ".join(normalize(early).split())
+    if not (a and b):
+        return False
+    if a in b or b in a:
+        return True
+    words, early_words = content_stems(a), content_stems(b)
+    shared = len(words & early_words)
+    return (len(words) >= 4 and shared >= 0.8 * len(words)) or (len(early_words) >= 4 and shared >= 0.8 * len(early_words))
+
+
+def available_entries(inputs: Mapping[str, Any]) -> list[str]:
+    """The entries on this turn's blackboard: what synth reads, plus what conflicts read and
+    did not find missing."""
+    resolution = parsed(Resolution, inputs.get("conflicts"))
+    missing = set(resolution.plan.missing) if resolution is not None else set(CONFLICTS_READS)
+    return [e for e in ENTRIES if e in inputs or (resolution is not None and e in CONFLICTS_READS and e not in missing)]
+
+
+def with_correction(reply: str, policy: Policy) -> str:
+    return f"{policy.correction} {reply}" if policy.correction else reply
+
+
+def check_draft(draft: Synth, policy: Policy, *, available: list[str], message: str = "", early: str = "") -> list[str]:
+    problems = check_reply(with_correction(draft.reply, policy), policy, message=message, early=early)
+    unknown = [e for e in draft.used if e not in available]
+    if unknown:
+        problems.append(f"'used' names entries that do not exist on this turn's blackboard: {', '.join(unknown)}")
+    return problems
+
+
+def template_reply(policy: Policy) -> tuple[str, Source]:
+    """(reply, source): the safe follow-up at tier high or above, an acknowledgement and the
+    resource at low tier with a flag, else an affirmation and an open question. Each says
+    something the early reply did not."""
+    if at_least_high(policy.tier):
+        resource = load_safety().resource(policy.locale, policy.category, policy.tier)
+        if policy.resource_text is not None and policy.markers:
+            resource = ResourceEntry(policy.resource_text, policy.markers)
+        reply = safety_followup(policy.locale, policy.category, policy.tier, resource)
+        return with_correction(reply, policy), "safety_template"
+    if policy.tier == "low" and policy.category is not None:
+        resource = load_safety().resource(policy.locale, policy.category, policy.tier)
+        return with_correction(low_template(policy.locale, policy.category, resource=resource), policy), (
+            "safety_template"
+        )
+    return with_correction(followup_reply(policy.locale, policy.mi_process), policy), "template"
+
+
+def compose_synth(
+    draft: Synth | None,
+    policy: Policy,
+    *,
+    available: list[str],
+    last_chance: bool,
+    message: str = "",
+    early: str = "",
+) -> Synth:
+    """The checked reply; raises Rejected (once) for a regeneration, then the template."""
+    problems = (
+        ["the regenerated reply was not valid"]
+        if draft is None
+        else check_draft(draft, policy, available=available, message=message, early=early)
+    )
+    if draft is not None and not problems:
+        return Synth(
+            reply=with_correction(draft.reply, policy),
+            used=list(dict.fromkeys([*draft.used, *policy.sources])),
+            source="generated",
+            available=available,
+            tier=policy.tier,
+        )
+    if not last_chance:
+        raise Rejected("; ".join(problems))
+    reply, source = template_reply(policy)
+    # The templates pass the check by construction (tests hold them to it); if an edited
+    # template or resource ever failed it, deliver it anyway and say so: a person in
+    # crisis must get the safe reply, not an error.
+    problems.extend(f"template: {p}" for p in check_reply(reply, policy))
+    return Synth(
+        reply=reply,
+        used=[s for s in policy.sources if s in available],
+        source=source,
+        available=available,
+        tier=policy.tier,
+        rejected=problems,
+    )
+
+
+def synth_shortcut(ctx: FunctionContext) -> Synth | None:
+    """`shortcut` of synth: the safe template without generating at tier high or above, when
+    resources.yaml says `synth_at_high_tier: template` (for models too small to carry a
+    crisis resource word for word, which then spend two generations before the template)."""
+    if load_safety().synth_at_high_tier != "template":
+        return None
+    policy = policy_from_inputs(ctx.inputs, message=ctx.message, session=ctx.session, turn=ctx.turn)
+    if not at_least_high(policy.tier):
+        return None
+    reply, source = template_reply(policy)
+    available = available_entries(ctx.inputs)
+    used = [s for s in policy.sources if s in available]
+    return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
+
+
+def synth_check(ctx: CheckContext) -> Synth:
+    """`check` of synth."""
+    policy = policy_from_inputs(ctx.inputs, message=ctx.message, session=ctx.session, turn=ctx.turn)
+    coach = parsed(Coach, ctx.inputs.get("coach"))
+    return compose_synth(
+        parsed(Synth, ctx.output),
+        policy,
+        available=available_entries(ctx.inputs),
+        last_chance=ctx.last_chance,
+        message=ctx.message,
+        early=coach.reply if coach else "",
+    )
