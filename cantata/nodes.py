@@ -127,6 +127,14 @@ class ModelCall:
             except (BackendError, OutputInvalid) as exc:
                 last_error = exc
         assert last_error is not None
+        if self.check is not None:
+            # Entries that code writes (a risk tier, say) must exist even when the model
+            # failed: the check gets the last chance with no reply, and may answer safely.
+            self.emit("agent_retry", agent.name, fallback=True, error=str(last_error))
+            try:
+                return self._run_check(None, last_chance=True)
+            except (Rejected, OutputInvalid, BackendError):
+                pass
         raise last_error
 
     async def _attempt(self) -> Any:

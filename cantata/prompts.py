@@ -100,14 +100,21 @@ def build_messages(
     missing: list[str],
     contract: OutputContract | None,
 ) -> list[Message]:
-    """Briefing as the system message; the role's part as the user message after it."""
-    lines = [f"## Your role: {agent}", instructions.strip()]
+    """Briefing as the system message; the role's part as the user message after it.
+
+    Within the role's part the upstream outputs come first, then the role: agents that
+    read the same inputs (persona, plasticity and stability all read shadow) then share
+    that prefix too, not only the briefing.
+    """
+    lines: list[str] = []
     if inputs or missing:
-        lines.append("\n## Outputs of other agents in this turn")
+        lines.append("## Outputs of other agents in this turn")
         for name, output in inputs.items():
             lines.append(f"### {name}\n{_as_text(output)}")
         for name in missing:
             lines.append(f"### {name}\n(missing: this agent failed or was skipped)")
+        lines.append("")
+    lines += [f"## Your role: {agent}", instructions.strip()]
     lines.append("\n## Output\n" + format_instruction(contract))
     return [Message("system", briefing.text), Message("user", "\n".join(lines))]
 

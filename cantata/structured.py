@@ -60,6 +60,8 @@ def contract_from_schema(schema: dict[str, Any], *, name: str, where: str) -> Ou
     return OutputContract(name=name, schema=schema)
 
 
+# A length bound written as a pattern, e.g. ^[^"]{0,40}$ (grammars enforce it; say it too).
+_PATTERN_LENGTH = re.compile(r"\{\d*,(\d+)\}\$$")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -91,11 +93,71 @@ def repair_instruction(error: OutputInvalid) -> str:
 
 
 def format_instruction(contract: OutputContract | None) -> str:
+    """What the model is told about the output's shape.
+
+    An outline, not the JSON Schema: the schema itself goes to the backend as the decoding
+    constraint, and in the prompt its patterns and nesting cost hundreds of tokens per
+    agent (which small models then copy into their answers).
+    """
     if contract is None:
         return "Reply in plain text."
-    return "Reply with only a JSON object matching this JSON Schema:\n" + json.dumps(
-        contract.schema, separators=(",", ":"), sort_keys=True
-    )
+    notes = _notes(contract.schema, contract.schema)
+    text = "Reply with only a JSON object of this shape:\n" + outline(contract.schema, contract.schema)
+    return text + ("\nWhere:\n" + "\n".join(notes) if notes else "")
+
+
+def outline(schema: dict[str, Any], root: dict[str, Any]) -> str:
+    """A compact, JSON-like picture of a schema: {"mood": "good"|"bad", "score": integer 1-5}."""
+    schema = _resolve(schema, root)
+    if "enum" in schema:
+        values = schema["enum"]
+        if all(isinstance(v, int) for v in values) and values == list(range(values[0], values[0] + len(values))):
+            return f"{values[0]}-{values[-1]}"
+        return "|".join(json.dumps(v, ensure_ascii=False) for v in values)
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " or ".join(outline(option, root) for option in schema[key])
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        fields = (f'"{name}": {outline(sub, root)}' for name, sub in schema.get("properties", {}).items())
+        return "{" + ", ".join(fields) + "}"
+    if kind == "array":
+        return "[" + outline(schema.get("items", {}), root) + ", ...]"
+    if kind in ("integer", "number"):
+        low, high = schema.get("minimum"), schema.get("maximum")
+        return f"{kind} {low}-{high}" if low is not None and high is not None else str(kind)
+    if kind == "string":
+        longest = schema.get("maxLength")
+        bounded = _PATTERN_LENGTH.search(schema.get("pattern", ""))
+        if longest is None and bounded:
+            longest = int(bounded.group(1))
+        return f"text (at most {longest} characters)" if longest is not None else "text"
+    return str(kind or "value")
+
+
+def _notes(schema: dict[str, Any], root: dict[str, Any], prefix: str = "") -> list[str]:
+    """The descriptions of the fields, one line each: they say what a value means."""
+    schema = _resolve(schema, root)
+    notes = []
+    for name, sub in schema.get("properties", {}).items():
+        sub = _resolve(sub, root)
+        if sub.get("description"):
+            notes.append(f"- {prefix}{name}: {sub['description']}")
+        notes.extend(_notes(sub, root, prefix=f"{prefix}{name}."))
+        if sub.get("type") == "array" and isinstance(sub.get("items"), dict):
+            notes.extend(_notes(sub["items"], root, prefix=f"{prefix}{name}[]."))
+    return notes
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        node: Any = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            node = node[part]
+        schema = node
+    return schema
 
 
 def reply_text(output: Any) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
-from cantata.errors import OutputInvalid, Rejected
+from cantata.errors import BackendUnavailable, OutputInvalid, Rejected
 from cantata.nodes import CheckContext, ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
@@ -153,3 +153,26 @@ async def test_check_that_still_refuses_fails_the_agent() -> None:
     call, _ = _checked_call(Replies('{"score": 3, "reply": "a"}', '{"score": 3, "reply": "b"}'), never)
     with pytest.raises(OutputInvalid, match="rejected the reply twice: never good enough"):
         await call.run()
+
+
+async def test_check_gets_the_last_chance_when_the_model_fails() -> None:
+    class Down(Replies):
+        async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+            raise BackendUnavailable("instance 'canned': connection refused")
+            yield Chunk()  # pragma: no cover - makes this an async generator
+
+    def safe(ctx: CheckContext) -> object:
+        assert ctx.output is None and ctx.last_chance
+        return {"score": 1, "reply": "Are you safe right now?"}
+
+    call, result = _checked_call(Down(), safe)
+    assert (await call.run())["reply"] == "Are you safe right now?"
+    assert result.attempts == 1
+
+
+def test_the_prompt_shows_an_outline_of_the_schema_not_the_schema() -> None:
+    from cantata.structured import format_instruction
+
+    text = format_instruction(contract_from_model(Mood))
+    assert '{"score": integer 1-5, "reply": text}' in text
+    assert "$defs" not in text and "properties" not in text
