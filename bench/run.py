@@ -7,7 +7,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import coaching  # noqa: E402
 import overhead  # noqa: E402
 
 if __name__ == "__main__":
     overhead.main()
+    print()
+    coaching.main()

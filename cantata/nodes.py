@@ -112,6 +112,7 @@ class ModelCall:
         # For live figures: time to the first token and generation time of the last call.
         self.first_token_s: float | None = None
         self.generation_s = 0.0
+        self.largest_prompt = 0  # tokens of the longest single call (a repair is longer)
 
     async def run(self) -> Any:
         """The validated output; raises the last error once every attempt has failed."""
@@ -234,6 +235,7 @@ class ModelCall:
             self.instance.stats.failed += 1
             raise
         self.generation_s += self.clock() - start
+        self.largest_prompt = max(self.largest_prompt, usage.prompt_tokens)
         self.instance.stats.record(usage)
         self.result.prompt_tokens += usage.prompt_tokens
         self.result.cached_tokens += usage.cached_tokens

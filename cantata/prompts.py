@@ -122,4 +122,14 @@ def build_messages(
 def _as_text(output: Any) -> str:
     if isinstance(output, str):
         return output
-    return json.dumps(output, ensure_ascii=False, sort_keys=True)
+    return json.dumps(_without_empty(output), ensure_ascii=False, sort_keys=True)
+
+
+def _without_empty(value: Any) -> Any:
+    """Drop empty fields (null, "", [], {}) from what a model reads: they say nothing and cost tokens."""
+    if isinstance(value, dict):
+        kept = {k: _without_empty(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, "", [], {})}
+    if isinstance(value, list):
+        return [_without_empty(v) for v in value]
+    return value

@@ -160,6 +160,7 @@ class TurnRunner:
             completion_tokens=result.completion_tokens,
             first_token_s=call.first_token_s if call else None,
             generation_s=call.generation_s if call else None,
+            largest_prompt=call.largest_prompt if call else None,
         )
         self._deliver(agent, output)
 

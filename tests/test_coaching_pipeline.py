@@ -170,3 +170,19 @@ async def test_coaching_on_the_embedded_model(tmp_path: Path) -> None:
     for result, (_, marker) in zip(crisis, CRISIS, strict=True):
         assert_safe_final(result, marker)
         assert result.early is not None and result.early.at_s < 1.0  # the template, without generating
+
+
+async def test_persona_profile_builds_on_the_earlier_session(scripted: InstancesConfig, tmp_path: Path) -> None:
+    app = Cantata(scripted, home=tmp_path)
+    pipeline = load_bundled("coaching")
+    try:
+        first = await app.run_turn(pipeline, GYM, user="dana")
+        second = await app.run_turn(pipeline, "I went twice this week, then stopped again.", user="dana")
+        other = await app.run_turn(pipeline, GYM, user="eli")
+    finally:
+        await app.close()
+    one, two = outputs(first)["persona"], outputs(second)["persona"]
+    assert second.session != first.session
+    assert one["observations"] == 1 and one["builds_on"] == []
+    assert two["observations"] == 2 and two["builds_on"] == [f"{first.session}:{first.turn}"]
+    assert outputs(other)["persona"]["builds_on"] == []  # another user's profile is never read

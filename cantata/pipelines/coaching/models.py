@@ -308,6 +308,13 @@ class Persona(Draft):
     follow_through_pct: int = Field(ge=0, le=100)
     recurring_goal: str = Field(max_length=100, json_schema_extra=text_field(40))
     growth_edge: str = Field(max_length=100, json_schema_extra=text_field(40))
+    # Written by persona's check: the profile is a running estimate across sessions.
+    session: SkipJsonSchema[str] = ""
+    turn: SkipJsonSchema[int] = 0
+    observations: SkipJsonSchema[int] = Field(1, ge=1, description="Turns this profile is estimated from.")
+    builds_on: SkipJsonSchema[list[str]] = Field(
+        default_factory=list, description="The earlier profile it updates, as 'session:turn' (latest first)."
+    )
 
     @field_validator(*TRAITS, mode="before")
     @classmethod

@@ -32,8 +32,10 @@ from cantata.pipelines.coaching.models import (
     FollowThrough,
     Guard,
     GuardHit,
+    Persona,
     Shadow,
     Stability,
+    TRAITS,
 )
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,
@@ -209,6 +211,43 @@ def shadow_check(ctx: CheckContext) -> Shadow:
         raise ValueError("shadow has no valid reply to check")
     previous = parsed(Shadow, ctx.memory.get("shadow"))
     return compose_shadow(draft, message=ctx.message, session=ctx.session, turn=ctx.turn, previous=previous)
+
+
+# -- persona ----------------------------------------------------------------------------------
+
+PERSONA_MEMORY_WEIGHT = 0.7  # one turn of text says little: the earlier profile weighs more
+
+
+def persona_check(ctx: CheckContext) -> Persona:
+    """`check` of persona: blends this turn's read into the profile from earlier sessions,
+    and says which earlier profile it builds on. Never rejects."""
+    draft = parsed(Persona, ctx.output)
+    previous = parsed(Persona, ctx.memory.get("persona"))
+    if draft is None and previous is None:
+        raise ValueError("persona has neither a reply nor an earlier profile")
+    here = {"session": ctx.session, "turn": ctx.turn}
+    if previous is None:
+        assert draft is not None
+        return draft.model_copy(update={**here, "observations": 1, "builds_on": []})
+    if draft is None:  # the model failed: keep the earlier profile, unchanged
+        return previous.model_copy(update=here)
+    weight = PERSONA_MEMORY_WEIGHT
+    blended: dict[str, Any] = {
+        trait: round(weight * getattr(previous, trait) + (1 - weight) * getattr(draft, trait)) for trait in TRAITS
+    }
+    blended["follow_through_pct"] = round(
+        weight * previous.follow_through_pct + (1 - weight) * draft.follow_through_pct
+    )
+    return draft.model_copy(
+        update={
+            **blended,
+            **here,
+            "recurring_goal": draft.recurring_goal or previous.recurring_goal,
+            "growth_edge": draft.growth_edge or previous.growth_edge,
+            "observations": previous.observations + 1,
+            "builds_on": [f"{previous.session}:{previous.turn}", *previous.builds_on][:5],
+        }
+    )
 
 
 # -- stability --------------------------------------------------------------------------------
