@@ -186,3 +186,15 @@ async def test_persona_profile_builds_on_the_earlier_session(scripted: Instances
     assert one["observations"] == 1 and one["builds_on"] == []
     assert two["observations"] == 2 and two["builds_on"] == [f"{first.session}:{first.turn}"]
     assert outputs(other)["persona"]["builds_on"] == []  # another user's profile is never read
+
+
+async def test_shadow_continues_the_earlier_session(scripted: InstancesConfig, tmp_path: Path) -> None:
+    app = Cantata(scripted, home=tmp_path)
+    pipeline = load_bundled("coaching")
+    try:
+        first = await app.run_turn(pipeline, GYM, user="fay")
+        second = await app.run_turn(pipeline, "Same again this morning.", user="fay")
+    finally:
+        await app.close()
+    assert outputs(first)["shadow"]["builds_on"] == []
+    assert outputs(second)["shadow"]["builds_on"] == [f"{first.session}:{first.turn}"]

@@ -288,6 +288,9 @@ class Shadow(Draft):
     commitments: SkipJsonSchema[list[Commitment]] = Field(default_factory=list)
     follow_through: SkipJsonSchema[FollowThrough] = Field(default_factory=FollowThrough)
     session: SkipJsonSchema[str] = ""
+    builds_on: SkipJsonSchema[list[str]] = Field(
+        default_factory=list, description="The earlier analyses it continues, as 'session:turn' (latest first)."
+    )
     turn: SkipJsonSchema[int] = 0
 
     @field_validator("stated_goal", "revealed_priority", "evidence_quote", "commitment")

@@ -200,6 +200,7 @@ def compose_shadow(draft: Shadow, *, message: str, session: str, turn: int, prev
             ),
             "session": session,
             "turn": turn,
+            "builds_on": [f"{previous.session}:{previous.turn}", *previous.builds_on][:5] if previous else [],
         }
     )
 
