@@ -25,7 +25,7 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
 	@touch $@
 
 run: $(VENV)/.installed-run
-	$(BIN)/cantata run example --message "I keep saying I'll go to the gym every morning but end up scrolling until nine."
+	$(BIN)/cantata chat coaching
 
 test: $(VENV)/.installed-test
 	$(BIN)/mypy

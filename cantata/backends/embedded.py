@@ -36,7 +36,6 @@ class EmbeddedBackend(Backend):
         self.path = model_path(config.model)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"cantata-{config.name}")
         self._llm: Llama | None = None
-        self._vocab: Llama | None = None  # tokenizer only: counting never touches the generating model
         self._formatter: Jinja2ChatFormatter | None = None
         self._grammars: dict[str, LlamaGrammar] = {}
 
@@ -52,9 +51,11 @@ class EmbeddedBackend(Backend):
         return self.info()
 
     def count_tokens(self, text: str) -> int:
-        if self._vocab is None:
-            self._vocab = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
-        return len(self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        # Tokenizing only reads the vocabulary, so it is safe beside a generation running on
+        # the worker thread. (A second, vocab-only Llama would also do, but llama.cpp prints
+        # a spurious context warning for it that no setting silences.)
+        llm = self._llm or self._load()
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
         loop = asyncio.get_running_loop()
