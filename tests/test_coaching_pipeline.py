@@ -198,3 +198,39 @@ async def test_shadow_continues_the_earlier_session(scripted: InstancesConfig, t
         await app.close()
     assert outputs(first)["shadow"]["builds_on"] == []
     assert outputs(second)["shadow"]["builds_on"] == [f"{first.session}:{first.turn}"]
+
+
+async def test_coach_is_queued_ahead_of_the_analysts_on_one_shared_instance(tmp_path: Path) -> None:
+    from cantata.events import Event
+
+    path = tmp_path / "one.yaml"
+    path.write_text(
+        'instances: [{name: one, backend: scripted, serves: ["*"], max_concurrency: 1, latency_s: 0.01}]\n',
+        encoding="utf-8",
+    )
+    # The same pipeline with the coach listed last, so arrival order alone would put it last.
+    import shutil
+
+    import yaml
+
+    from cantata.pipelines import bundled
+    from cantata.spec import load_pipeline
+
+    folder = tmp_path / "coaching"
+    shutil.copytree(bundled()["coaching"].parent, folder)
+    spec = yaml.safe_load((folder / "pipeline.yaml").read_text(encoding="utf-8"))
+    spec["agents"].sort(key=lambda agent: agent["name"] == "coach")
+    (folder / "pipeline.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    pipeline = load_pipeline(folder / "pipeline.yaml")
+    assert pipeline.spec.agents[-1].name == "coach"
+    app = Cantata(load_config(path), home=tmp_path)
+    events: list[Event] = []
+    try:
+        await app.run_turn(pipeline, GYM, on_event=events.append)
+    finally:
+        await app.close()
+    queued = {e.agent: e.at_s for e in events if e.type == "agent_queued"}
+    started = [e.agent for e in events if e.type == "agent_started" and e.agent != "guard"]
+    # coach and shadow become ready together, after the guard; the early reply goes first.
+    assert abs(queued["coach"] - queued["shadow"]) < 0.01
+    assert started[:2] == ["coach", "shadow"]

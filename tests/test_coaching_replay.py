@@ -51,6 +51,9 @@ def check_every_turn(results: list[TurnResult]) -> None:
         assert result.status != "failed", (n, [(a.name, a.error) for a in result.agents])
         assert result.early is not None and result.early.agent == "coach"
         assert result.final is not None and result.early.at_s < result.final.at_s
+        # One embedded instance serves all six model agents: the coach still goes first.
+        started = {a.name: a.started_s for a in result.agents if a.started_s is not None}
+        assert started["coach"] <= min(t for name, t in started.items() if name not in ("guard", "coach"))
         assert out["stability"] is not None and out["guard"] is not None
         assert tier_rank(out["stability"]["tier"]) >= tier_rank(out["guard"]["tier"])
         assert detect_blocked(result.final.text, out["stability"]["blocked"]) == []
