@@ -70,12 +70,11 @@ def build_briefing(
 def _render(
     preamble: str, memory: dict[str, EntryRow], summary: str, turns: list[PastTurn], dropped: int, message: str
 ) -> str:
+    """Oldest and most stable first: the preamble, then the summary and the earlier turns
+    (which only grow from one turn to the next), then memory (rewritten every turn), then
+    the new message. Whatever the previous turn's calls left in a backend's prefix cache
+    is then reused by this turn's first call too, not only within the turn."""
     parts = [preamble.strip()] if preamble.strip() else []
-    if memory:
-        lines = ["## What earlier turns recorded about this user"]
-        for agent, entry in memory.items():
-            lines.append(f"### {agent} (turn {entry.turn_id})\n{_as_text(entry.output)}")
-        parts.append("\n".join(lines))
     if summary:
         parts.append(f"## Summary of the conversation so far\n{summary.strip()}")
     if turns or dropped:
@@ -86,6 +85,11 @@ def _render(
             lines.append(f"[turn {turn.number}] User: {turn.user_message}")
             if turn.reply:
                 lines.append(f"[turn {turn.number}] Reply: {turn.reply}")
+        parts.append("\n".join(lines))
+    if memory:
+        lines = ["## What earlier turns recorded about this user (latest of each)"]
+        for agent, entry in memory.items():
+            lines.append(f"### {agent}\n{_as_text(entry.output)}")
         parts.append("\n".join(lines))
     parts.append(f"## The new message\n{message}")
     return "\n\n".join(parts) + "\n"
