@@ -50,7 +50,7 @@ def only(pipeline: Pipeline, keep: set[str]) -> Pipeline:
             needed.update(pipeline.agents[name].reads)
     agents = [a for a in pipeline.spec.agents if a.name in needed]
     spec = PipelineSpec.model_validate({**pipeline.spec.model_dump(exclude={"agents"}), "agents": agents})
-    return Pipeline(
+    cut = Pipeline(
         spec,
         path=pipeline.path,
         prompts=pipeline.prompts,
@@ -59,6 +59,9 @@ def only(pipeline: Pipeline, keep: set[str]) -> Pipeline:
         shortcuts=pipeline.shortcuts,
         checks=pipeline.checks,
     )
+    # The same call: the same briefing, team section included (a cached property to pin).
+    cut.__dict__["preamble"] = pipeline.preamble
+    return cut
 
 
 async def one_turn(

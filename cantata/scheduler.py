@@ -114,7 +114,7 @@ class TurnRunner:
         counter = self.pool.instance_for(model_agents[0].model).backend.count_tokens
         summary, upto = self.store.session_summary(self.session.id)
         self._briefing = build_briefing(
-            preamble=self.pipeline.spec.briefing,
+            preamble=self.pipeline.preamble,
             memory=memory,
             summary=summary,
             past_turns=self.store.recent_turns(self.session.id, self.turn_id, after_number=upto),
@@ -212,7 +212,11 @@ class TurnRunner:
         messages = build_messages(
             briefing=self._briefing,
             agent=agent.name,
-            instructions=self.pipeline.prompts[agent.name],
+            instructions=(
+                f"Do what the team section above says {agent.name} does."
+                if self.pipeline.spec.team_briefing
+                else self.pipeline.prompts[agent.name]
+            ),
             inputs=inputs,
             missing=missing,
             contract=contract,

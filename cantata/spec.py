@@ -83,6 +83,11 @@ class PipelineSpec(BaseModel):
     description: str = ""
     briefing: str = Field("", description="Preamble every agent sees first, byte for byte.")
     budget: int = Field(2048, gt=0, description="Token budget of the shared briefing.")
+    team_briefing: bool = Field(
+        False,
+        description="Put every model agent's instructions in the shared briefing (the team section), "
+        "so they are computed once per turn, and cached across turns, instead of once per agent.",
+    )
     agents: list[AgentSpec] = Field(min_length=1)
 
 
@@ -129,6 +134,15 @@ class Pipeline:
 
     def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
         return next((a for a in self.spec.agents if a.deliver == kind), None)
+
+    @cached_property
+    def preamble(self) -> str:
+        """The start of every briefing: the pipeline's text, plus the team section if asked for."""
+        if not self.spec.team_briefing:
+            return self.spec.briefing
+        roles = [f"### {a.name}\n{self.prompts[a.name].strip()}" for a in self.spec.agents if not a.is_function]
+        team = "## The team\nWhat each member does; you will be told which member you are.\n\n" + "\n\n".join(roles)
+        return f"{self.spec.briefing.strip()}\n\n{team}"
 
     @cached_property
     def memory_agents(self) -> list[str]:

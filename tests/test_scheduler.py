@@ -278,3 +278,34 @@ def test_shortcut_and_check_are_for_model_agents(write: WriteFile) -> None:
     path = write("p.yaml", "name: x\nagents:\n  - name: a\n    function: json.dumps\n    check: json.loads\n")
     with pytest.raises(SpecError, match="p.yaml:5: agent 'a' is a function; 'check' is for model agents"):
         load_pipeline(path)
+
+
+async def test_team_briefing_shares_every_role_and_the_briefing_is_identical(write: WriteFile, home: Path) -> None:
+    from cantata.backends.scripted import ScriptedBackend
+    from cantata.config import InstanceConfig, InstancesConfig
+    from cantata.pool import Instance
+
+    class Recording(ScriptedBackend):
+        def __init__(self) -> None:
+            super().__init__(InstanceConfig(name="rec", backend="scripted"))
+            self.seen: dict[str, list[str]] = {}
+
+        def complete(self, request):  # type: ignore[no-untyped-def]
+            self.seen[request.agent] = [m.content for m in request.messages]
+            return super().complete(request)
+
+    text = DIAMOND.replace("name: diamond\n", "name: diamond\nteam_briefing: true\nbriefing: Be kind.\n")
+    pipeline = load_pipeline(write("p.yaml", text))
+    app = Cantata(InstancesConfig(instances=[InstanceConfig(name="rec", backend="scripted")]), home=home)
+    backend = Recording()
+    app.pool.instances["rec"] = Instance(app.config.instances[0], backend)
+    try:
+        await app.run_turn(pipeline, "hello")
+    finally:
+        await app.close()
+    systems = {messages[0] for messages in backend.seen.values()}
+    assert len(systems) == 1, "every agent gets the same briefing, byte for byte"
+    (briefing,) = systems
+    for name in "abcde":
+        assert f"### {name}\n{pipeline.prompts[name]}" in briefing
+    assert "merge" not in backend.seen["a"][1] and "Do what the team section above says a does." in backend.seen["a"][1]
