@@ -8,6 +8,7 @@ event carries the whole text, and a row per token would dominate the store's wri
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,9 @@ class EventBus:
 
     def publish(self, event: Event) -> None:
         for listener in self._listeners:
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # a broken view (a closed terminal, say) must not stop the turn
+                logging.getLogger("cantata").exception("an event listener failed on %s", event.type)
         for queue in self._queues:
             queue.put_nowait(event)

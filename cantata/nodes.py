@@ -62,7 +62,7 @@ async def run_function(
                 value = await value
     except TimeoutError:
         raise BackendError(f"function timed out after {timeout_s:g} s") from None
-    except CantataError:
+    except (BackendError, OutputInvalid):
         raise
     except Exception as exc:  # a user's function: report, never crash the turn
         raise BackendError(f"function raised {type(exc).__name__}: {exc}") from None

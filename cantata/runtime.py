@@ -69,6 +69,11 @@ class Cantata:
             raise UserError("the message is empty")
         if not user.strip():
             raise UserError("the user id is empty")
+        for what, text in (("message", message), ("user id", user), ("session id", session_id or "")):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UserError(f"the {what} is not valid text (at character {exc.start})") from None
         await self.check(pipeline)
         session = self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
@@ -80,6 +85,8 @@ class Cantata:
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         session, number, message = found
+        if session.pipeline != pipeline.name:
+            raise UserError(f"turn {turn_id} belongs to pipeline '{session.pipeline}', not '{pipeline.name}'")
         await self.check(pipeline)
         return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=True)
 

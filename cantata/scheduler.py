@@ -150,6 +150,9 @@ class TurnRunner:
             self.emit("agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts)
             return
         await self._write(agent, "ok", output, None)
+        if result.status != "ok":  # the output could not be stored: readers see it missing
+            self.emit("agent_failed", agent.name, instance=result.instance, error=result.error, attempts=result.attempts)
+            return
         call = self._calls.get(agent.name)
         self.emit(
             "agent_finished",

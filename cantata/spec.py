@@ -336,8 +336,8 @@ def _import(dotted: str, base: Path, source: YamlSource, loc: Loc) -> Any:
         sys.path.append(str(base.resolve()))
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SpecError(f"{source.where(loc)}: cannot import '{module_name}': {exc}") from None
+    except Exception as exc:  # ImportError, or the module's own SyntaxError or any error it raises
+        raise SpecError(f"{source.where(loc)}: cannot import '{module_name}': {type(exc).__name__}: {exc}") from None
     try:
         return getattr(module, attr)
     except AttributeError:

@@ -109,3 +109,21 @@ def test_pipelines_lists_the_bundled_ones() -> None:
 def test_unknown_pipeline_name() -> None:
     done = cantata("run", "nosuch", "-m", "hi")
     assert done.returncode == 2 and "unknown pipeline 'nosuch'" in done.stderr
+
+
+def test_text_that_is_not_utf8_in_arguments_is_refused(write: WriteFile, home: Path) -> None:
+    config = str(scripted_config(write, fake={}))
+    done = subprocess.run(
+        [sys.executable, "-m", "cantata", "run", str(write("diamond.yaml", DIAMOND)), "-m", b"hi \xff", "--config", config],
+        capture_output=True, timeout=60,
+    )
+    assert done.returncode == 2 and b"the message is not valid text" in done.stderr
+    assert not home.exists()
+
+
+def test_a_module_that_does_not_import_is_one_line(write: WriteFile) -> None:
+    write("broken_mod.py", "def f(:\n")
+    path = write("p.yaml", "name: x\nagents:\n  - name: a\n    function: broken_mod.f\n")
+    done = cantata("validate", str(path))
+    assert done.returncode == 2 and "p.yaml:4: cannot import 'broken_mod': SyntaxError" in done.stderr
+    assert "Traceback" not in done.stderr

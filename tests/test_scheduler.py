@@ -309,3 +309,10 @@ async def test_team_briefing_shares_every_role_and_the_briefing_is_identical(wri
     for name in "abcde":
         assert f"### {name}\n{pipeline.prompts[name]}" in briefing
     assert "merge" not in backend.seen["a"][1] and "Do what the team section above says a does." in backend.seen["a"][1]
+
+
+async def test_a_function_raising_any_error_degrades_the_turn(write: WriteFile, home: Path) -> None:
+    write("raising_fn.py", "from cantata.errors import Rejected\n\ndef f(ctx):\n    raise Rejected('no')\n")
+    text = "name: x\nagents:\n  - name: a\n    function: raising_fn.f\n  - name: b\n    prompt: x\n    deliver: final\n"
+    result, _ = await run(write("p.yaml", text), scripted_config(write, fake={}), home)
+    assert result.status == "degraded" and "function raised Rejected: no" in (result.agents[0].error or "")

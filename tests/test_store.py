@@ -112,3 +112,32 @@ async def test_export_and_forget_touch_one_user_only(tmp_path: Path) -> None:
     assert store.latest_outputs("ben", ["persona"], 10**9)["persona"].output == {"of": "ben"}
     db = sqlite3.connect(tmp_path / "cantata.db")
     assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (2,)  # only ben's remain
+
+
+async def test_a_cancelled_writer_does_not_hang_the_others(tmp_path: Path) -> None:
+    import asyncio
+
+    store = open_store(tmp_path)
+    turn_id, _ = await store.start_turn(store.new_session("ana", "p"), "hi", new_session=True)
+    first = asyncio.create_task(
+        store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=1, error=None)
+    )
+    second = asyncio.create_task(
+        store.write_entry(turn_id=turn_id, user_id="ana", agent="b", status="ok", output=2, error=None)
+    )
+    await asyncio.sleep(0)  # both queued for the same commit
+    first.cancel()
+    await asyncio.wait_for(second, timeout=2)
+    assert "b" in store.entries(turn_id)
+
+
+async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    mine, _ = await store.start_turn(store.new_session("u", "p"), "hi", new_session=True)
+    theirs, _ = await store.start_turn(store.new_session("v", "p"), "hi", new_session=True)
+    store.record_event(Event("conflict", mine, "s", 0.1, "rules", {"actions": {"a"}}))  # a set is not JSON
+    store.record_event(Event("agent_started", theirs, "s", 0.1, "a"))
+    await store.forget_user("v")  # v's buffered event now points at a deleted turn
+    await store.write_entry(turn_id=mine, user_id="u", agent="a", status="ok", output=1, error=None)
+    assert [e["type"] for e in store.events(mine)] == ["conflict"]
+    assert store.events(mine)[0]["data"] == {"actions": "{'a'}"}

@@ -58,7 +58,7 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._pending_events: list[Event] = []
+        self._pending_events: list[tuple[Any, ...]] = []
         self._batch: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._flush_scheduled = False
         self.migrate()
@@ -231,19 +231,19 @@ class SqliteStore:
         try:
             with self._transaction():
                 results = [write(self._db) for write, _ in batch]
-        except (sqlite3.Error, StoreError):
-            # One failing write must not fail the others: run them one by one.
+        except Exception:
+            # One failing write must not fail (or hang) the others: run them one by one.
             for write, future in batch:
                 try:
                     with self._transaction():
                         result = write(self._db)
-                except (sqlite3.Error, StoreError) as exc:
-                    future.set_exception(exc if isinstance(exc, StoreError) else StoreError(f"write failed: {exc}"))
+                except Exception as exc:
+                    _settle(future, error=exc if isinstance(exc, StoreError) else StoreError(f"write failed: {exc}"))
                 else:
-                    future.set_result(result)
+                    _settle(future, result=result)
             return
         for (_, future), result in zip(batch, results):
-            future.set_result(result)
+            _settle(future, result=result)
 
     def entries(self, turn_id: int) -> dict[str, EntryRow]:
         rows = self._db.execute(
@@ -269,9 +269,11 @@ class SqliteStore:
     # -- events ---------------------------------------------------------------------------
 
     def record_event(self, event: Event) -> None:
-        """Buffer an event; it is committed with the next write (or `flush_events`)."""
+        """Buffer an event; it is committed with the next write (or `flush_events`).
+        Encoded now, so that data that cannot be stored fails here, not in a later commit."""
         if event.type in PERSISTED:
-            self._pending_events.append(event)
+            data = _encode_event(event.data) if event.data else "{}"
+            self._pending_events.append((event.turn_id, event.type, event.agent, event.at_s, event.wall, data, event.turn_id))
 
     def flush_events(self) -> None:
         with self._transaction():
@@ -344,14 +346,17 @@ class SqliteStore:
     def _transaction(self) -> _Transaction:
         return _Transaction(self)
 
-    def _write_pending_events(self) -> None:
-        if not self._pending_events:
-            return
-        events, self._pending_events = self._pending_events, []
-        self._db.executemany(
-            "INSERT INTO events (turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?)",
-            [(e.turn_id, e.type, e.agent, e.at_s, e.wall, _encode(e.data) if e.data else "{}") for e in events],
-        )
+    def _write_pending_events(self) -> int:
+        """Insert the buffered events (those of deleted turns are dropped); return how many
+        were taken, to be removed from the buffer only once the commit succeeded."""
+        rows = list(self._pending_events)
+        if rows:
+            self._db.executemany(
+                "INSERT INTO events (turn_id, type, agent, at_s, wall, data)"
+                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
+                rows,
+            )
+        return len(rows)
 
 
 class _Transaction:
@@ -372,11 +377,12 @@ class _Transaction:
             db.execute("ROLLBACK")
             return
         try:
-            self.store._write_pending_events()
+            written = self.store._write_pending_events()
             db.execute("COMMIT")
-        except sqlite3.Error as error:
+        except Exception as error:
             db.execute("ROLLBACK")
             raise StoreError(f"write to {self.store.path} failed: {error}") from None
+        del self.store._pending_events[:written]
 
 
 _INSERT_ENTRY = (
@@ -387,6 +393,18 @@ _INSERT_ENTRY = (
 
 # One encoder, built once: json.dumps builds a new one for every call with options.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+# Event data is diagnostic: anything not JSON (a set, a model) is stored as its text.
+_encode_event = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _settle(future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:
+    """Resolve a writer's future unless its caller was cancelled meanwhile."""
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 def _json(output: Any) -> str | None:
