@@ -144,7 +144,6 @@ class ModelCall:
             if self.result.started_s is None:
                 self.result.started_s = self.clock()
                 self.emit("agent_started", agent.name, instance=self.instance.name)
-            self.instance.stats.running_agents.add(agent.name)
             try:
                 async with asyncio.timeout(agent.timeout_s):
                     text = await self._generate(self.messages)
@@ -160,10 +159,7 @@ class ModelCall:
                         output = self._parse(text)
                     return await self._checked(output, text)
             except TimeoutError:
-                self.instance.stats.failed += 1
                 raise BackendError(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from None
-            finally:
-                self.instance.stats.running_agents.discard(agent.name)
 
     def _parse(self, text: str) -> Any:
         if self.contract is not None:
@@ -222,21 +218,16 @@ class ModelCall:
         parts: list[str] = []
         usage = Usage()
         start = self.clock()
-        try:
-            async for chunk in self.instance.backend.complete(request):
-                if chunk.text:
-                    if self.first_token_s is None:
-                        self.first_token_s = self.clock() - start
-                    parts.append(chunk.text)
-                    self.emit("agent_token", agent.name, text=chunk.text)
-                if chunk.usage is not None:
-                    usage = chunk.usage
-        except BackendError:
-            self.instance.stats.failed += 1
-            raise
+        async for chunk in self.instance.backend.complete(request):
+            if chunk.text:
+                if self.first_token_s is None:
+                    self.first_token_s = self.clock() - start
+                parts.append(chunk.text)
+                self.emit("agent_token", agent.name, text=chunk.text)
+            if chunk.usage is not None:
+                usage = chunk.usage
         self.generation_s += self.clock() - start
         self.largest_prompt = max(self.largest_prompt, usage.prompt_tokens)
-        self.instance.stats.record(usage)
         self.result.prompt_tokens += usage.prompt_tokens
         self.result.cached_tokens += usage.cached_tokens
         self.result.completion_tokens += usage.completion_tokens

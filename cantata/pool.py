@@ -10,10 +10,10 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cantata.backends import make_backend
-from cantata.backends.base import Backend, Usage
+from cantata.backends.base import Backend
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.errors import BackendError, ConfigError
 
@@ -25,20 +25,10 @@ def rank(*, early: bool, priority: int) -> int:
 
 @dataclass
 class InstanceStats:
+    """What the queue needs; figures over time come from the event log (figures.py)."""
+
     queued: int = 0
     running: int = 0
-    completed: int = 0
-    failed: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    running_agents: set[str] = field(default_factory=set)
-
-    def record(self, usage: Usage) -> None:
-        self.completed += 1
-        self.prompt_tokens += usage.prompt_tokens
-        self.cached_tokens += usage.cached_tokens
-        self.completion_tokens += usage.completion_tokens
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from typing import Any
 
 from cantata.blackboard import Blackboard
@@ -282,5 +281,3 @@ class TurnRunner:
             return "failed"
         return "ok" if all(s == "ok" for s in statuses) else "degraded"
 
-
-OnEvent = Callable[[Event], None]

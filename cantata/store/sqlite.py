@@ -155,10 +155,6 @@ class SqliteStore:
             return None
         return SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4])
 
-    def turn_status(self, turn_id: int) -> str | None:
-        row = self._db.execute("SELECT status FROM turns WHERE id = ?", (turn_id,)).fetchone()
-        return str(row[0]) if row else None
-
     def session_summary(self, session_id: str) -> tuple[str, int]:
         """The running summary of the session and the number of the last turn it covers."""
         row = self._db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
