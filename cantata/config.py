@@ -13,7 +13,7 @@ from typing import Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cantata.errors import ConfigError
+from cantata.errors import ConfigError, register_secret
 from cantata.yamlsource import describe_validation_error, load_yaml
 
 BackendKind = Literal["embedded", "openai", "scripted"]
@@ -55,7 +55,9 @@ class InstanceConfig(BaseModel):
             name = value.removeprefix("$env:")
             if name not in os.environ:
                 raise ValueError(f"environment variable {name} is not set")
-            return os.environ[name]
+            value = os.environ[name]
+        # Every error built from now on hides it, whoever builds it (errors.scrub).
+        register_secret(value)
         return value
 
     def concurrency(self) -> int:
@@ -105,7 +107,7 @@ def load_config(explicit: Path | None = None) -> InstancesConfig:
             describe_validation_error(
                 exc, source, lambda loc: (InstanceConfig if loc[:1] == ("instances",) else InstancesConfig).model_fields
             )
-        ) from None
+        ) from exc
     names = [i.name for i in config.instances]
     for i, name in enumerate(names):
         if name in names[:i]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cantata.backends import make_backend
 from cantata.backends.base import Backend
 from cantata.config import InstanceConfig, InstancesConfig
-from cantata.errors import BackendError, ConfigError
+from cantata.errors import BackendError, BackendUnavailable, ConfigError
 
 
 def rank(*, early: bool, priority: int) -> int:
@@ -126,13 +126,14 @@ class Pool:
         return self.instances[inst_config.name]
 
     async def check(self, aliases: list[str]) -> None:
-        """Before a turn writes anything: every alias bound, every instance reachable."""
+        """Before a turn writes anything: every alias bound (else ConfigError), every instance
+        answering (else BackendUnavailable: the config may be right and the server down)."""
         for alias in aliases:
             instance = self.instance_for(alias)
             try:
                 await instance.backend.check()
             except BackendError as exc:
-                raise ConfigError(f"instance '{instance.name}' cannot serve '{alias}': {exc}") from None
+                raise BackendUnavailable(f"instance '{instance.name}' cannot serve '{alias}': {exc}") from exc
 
     async def close(self) -> None:
         for instance in self.instances.values():

@@ -73,7 +73,7 @@ class Cantata:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise UserError(f"the {what} is not valid text (at character {exc.start})") from None
+                raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
         await self.check(pipeline)
         session = self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)

@@ -41,10 +41,10 @@ class YamlSource:
 def load_yaml(path: Path, error: type[UserError]) -> YamlSource:
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
+    except FileNotFoundError as exc:
+        raise error(f"{path}: no such file") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read: {exc}") from None
+        raise error(f"{path}: cannot read: {exc}") from exc
     return parse_yaml(text, path, error)
 
 
@@ -54,9 +54,9 @@ def parse_yaml(text: str, path: Path, error: type[UserError]) -> YamlSource:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
-        raise error(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+        raise error(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from exc
     except yaml.YAMLError as exc:
-        raise error(f"{path}: invalid YAML: {exc}") from None
+        raise error(f"{path}: invalid YAML: {exc}") from exc
     source = YamlSource(path=path, data=None)
     if node is None:
         source.data = {}
