@@ -16,6 +16,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+from contextlib import aclosing
 from pathlib import Path
 
 from cantata.backends.base import CompletionRequest, Message
@@ -140,8 +141,9 @@ async def layout() -> tuple[float, float]:
                 if order == "shared-first"
                 else [Message("system", role), Message("user", briefing)]
             )
-            async for _ in backend.complete(CompletionRequest(messages=messages, max_tokens=4, temperature=0)):
-                pass
+            async with aclosing(backend.complete(CompletionRequest(messages=messages, max_tokens=4, temperature=0))) as stream:
+                async for _ in stream:
+                    pass
         return time.perf_counter() - start
 
     await six("role-first")  # warm up

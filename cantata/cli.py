@@ -22,7 +22,7 @@ from cantata.events import Event
 from cantata.instances import instances_report
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
-from cantata.spec import load_pipeline, pipeline_json_schema
+from cantata.spec import Pipeline, load_pipeline, pipeline_json_schema
 from cantata.turn import TurnResult
 
 
@@ -62,7 +62,7 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
     else:
-        _print_turn(result)
+        _print_turn(result, spec)
     if result.status == "failed":
         sys.exit(1)
 
@@ -87,7 +87,7 @@ def chat(pipeline: str | None, user: str, session: str | None, config_path: Path
     asyncio.run(go())
 
 
-def _print_turn(result: TurnResult) -> None:
+def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
     if result.final:
         click.echo(f"{result.final.agent} ({result.final.at_s:.1f} s): {result.final.text}\n")
     click.echo(f"turn {result.turn} of session {result.session} (user {result.user}): {result.status}")
@@ -100,6 +100,8 @@ def _print_turn(result: TurnResult) -> None:
             else ""
         )
         error = f": {agent.error}" if agent.error else ""
+        if agent.status == "ok" and agent.finish_reason == "length":
+            error = f": the reply was cut at max_tokens={pipeline.agents[agent.name].max_tokens}"
         click.echo(f"  {agent.name:<12} {agent.status:<8} {timing}{where}{tokens}{error}")
 
 

@@ -8,6 +8,8 @@ byte-identical for all agents of that turn.
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 from cantata.backends.base import CompletionRequest, Message
 from cantata.errors import BackendError
 from cantata.pool import Pool
@@ -66,7 +68,8 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
     )
     try:
         async with instance.slot(LOWEST_RANK):
-            text = "".join([chunk.text async for chunk in instance.backend.complete(request)]).strip()
+            async with aclosing(instance.backend.complete(request)) as stream:
+                text = "".join([chunk.text async for chunk in stream]).strip()
     except BackendError:
         return False  # the briefing's own cut still keeps turns within budget
     if not text:

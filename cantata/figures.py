@@ -31,10 +31,12 @@ def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigures]:
     for event in store.instance_events(since_wall=since_wall):
         data = event["data"]
         instance = data.get("instance")
-        if not instance:
+        key = (event["turn_id"], event["agent"])
+        if not instance:  # e.g. a shortcut answered after the agent had queued: it used no instance
+            if event["type"] in ("agent_finished", "agent_failed", "agent_skipped"):
+                state.pop(key, None)
             continue
         fig = figures.setdefault(instance, LiveFigures())
-        key = (event["turn_id"], event["agent"])
         if event["type"] in ("agent_queued", "agent_started"):
             if event["turn_status"] == "running":
                 state[key] = (instance, event["type"])

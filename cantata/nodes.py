@@ -1,24 +1,34 @@
 """How one agent runs once its inputs exist: a Python function, or a model call with
-validation, one repair, retries with backoff, and a timeout per attempt."""
+validation, one repair, retries with backoff, and a timeout per attempt.
+
+A pipeline's own callables (`function`, `shortcut`, `check`) run under the agent's timeout:
+synchronous ones on a worker thread (threads.py), so that a slow one never stalls the
+other turns on the loop. What they raise is logged with its traceback here, where it is
+caught, and the agent fails with one line.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from cantata.backends.base import CompletionRequest, Message, Usage
-from cantata.errors import BackendError, CantataError, OutputInvalid, Rejected
+from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
 from cantata.pool import Instance, rank
 from cantata.spec import AgentSpec
 from cantata.structured import OutputContract, repair_instruction
+from cantata.threads import run_in_thread
 from cantata.turn import AgentResult
 
 Emit = Callable[..., None]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -47,25 +57,43 @@ class CheckContext(FunctionContext):
     last_chance: bool = False  # True after the one regeneration: return a safe output, do not raise
 
 
+async def call_user(fn: Callable[..., Any], ctx: FunctionContext, timeout_s: float, *, what: str, agent: str) -> Any:
+    """What a pipeline's `fn(ctx)` returns, within `timeout_s`; a sync `fn` runs on a worker
+    thread. Its failures become BackendError (a check's Rejected passes through)."""
+    try:
+        async with asyncio.timeout(timeout_s) as deadline:
+            if inspect.iscoroutinefunction(fn):
+                value = await fn(ctx)
+            else:
+                value = await run_in_thread(fn, ctx)
+                if inspect.isawaitable(value):  # e.g. a callable object with an async __call__
+                    value = await value
+    except TimeoutError as exc:
+        if not deadline.expired():  # the function's own TimeoutError
+            log.error("agent '%s': its %s raised", agent, what, exc_info=exc)
+            raise BackendError(f"{what} raised TimeoutError: {exc}") from exc
+        raise BackendTimeout(f"{what} timed out after {timeout_s:g} s") from exc
+    except (BackendError, OutputInvalid):
+        raise
+    except Exception as exc:  # a user's function: log it, report one line, never crash the turn
+        if isinstance(exc, Rejected) and what == "check":
+            raise  # the signal to regenerate; from anything else, a mistake like any other
+        log.error("agent '%s': its %s raised", agent, what, exc_info=exc)
+        raise BackendError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+    return value
+
+
 async def run_function(
     fn: Callable[..., Any],
     ctx: FunctionContext,
     contract: OutputContract | None,
     timeout_s: float,
     *,
+    agent: str,
+    what: str = "function",
     allow_none: bool = False,
 ) -> Any:
-    try:
-        async with asyncio.timeout(timeout_s):
-            value = fn(ctx)
-            if inspect.isawaitable(value):
-                value = await value
-    except TimeoutError:
-        raise BackendError(f"function timed out after {timeout_s:g} s") from None
-    except (BackendError, OutputInvalid):
-        raise
-    except Exception as exc:  # a user's function: report, never crash the turn
-        raise BackendError(f"function raised {type(exc).__name__}: {exc}") from None
+    value = await call_user(fn, ctx, timeout_s, what=what, agent=agent)
     return normalise(value, contract, allow_none=allow_none)
 
 
@@ -97,11 +125,14 @@ class ModelCall:
         clock: Callable[[], float],
         prefix: str | None = None,
         check: Callable[[CheckContext], Any] | None = None,
+        shortcut: Callable[[FunctionContext], Any] | None = None,
         context: FunctionContext | None = None,
     ) -> None:
         self.agent = agent
         self.prefix = prefix
         self.check = check
+        self.shortcut = shortcut
+        self.shortcut_answered = False
         self.context = context
         self.instance = instance
         self.messages = messages
@@ -124,7 +155,9 @@ class ModelCall:
                 self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
                 await asyncio.sleep(delay)
             try:
-                return await self._attempt()
+                return await self._attempt(first=attempt == 0)
+            except _ShortcutFailed as failed:
+                raise failed.error  # the pipeline's own code failed: no model call stands in for it
             except (BackendError, OutputInvalid) as exc:
                 last_error = exc
         assert last_error is not None
@@ -133,47 +166,62 @@ class ModelCall:
             # failed: the check gets the last chance with no reply, and may answer safely.
             self.emit("agent_retry", agent.name, fallback=True, error=str(last_error))
             try:
-                return self._run_check(None, last_chance=True)
+                return await self._run_check(None, last_chance=True)
             except (Rejected, OutputInvalid, BackendError):
                 pass
         raise last_error
 
-    async def _attempt(self) -> Any:
+    async def _attempt(self, *, first: bool) -> Any:
         agent = self.agent
         async with self.instance.slot(rank(early=agent.deliver == "early", priority=agent.priority), self.prefix):
+            if first and self.shortcut is not None:
+                # Decided holding the slot: the agent took its place in the queue by rank the
+                # moment it was ready, so the early reply still goes first while its shortcut
+                # runs on a thread (one that answers frees the slot unused).
+                answer = await self._run_shortcut()
+                if answer is not None:
+                    return answer
             if self.result.started_s is None:
                 self.result.started_s = self.clock()
                 self.emit("agent_started", agent.name, instance=self.instance.name)
             try:
                 async with asyncio.timeout(agent.timeout_s):
-                    text = await self._generate(self.messages)
+                    text, finish = await self._generate(self.messages)
                     try:
-                        output = self._parse(text)
+                        output = self._parse(text, finish)
                     except OutputInvalid as invalid:
-                        if self.contract is None:
-                            raise
+                        if self.contract is None or isinstance(invalid, OutputTruncated):
+                            raise  # a cut reply is not a format mistake: a repair would be cut too
                         # One repair: same briefing (still cached), plus the error to fix.
                         self.emit("agent_retry", agent.name, repair=True, error=str(invalid))
                         repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
-                        text = await self._generate(repair)
-                        output = self._parse(text)
+                        text, finish = await self._generate(repair)
+                        output = self._parse(text, finish)
                     return await self._checked(output, text)
-            except TimeoutError:
-                raise BackendError(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from None
+            except TimeoutError as exc:
+                raise BackendTimeout(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from exc
 
-    def _parse(self, text: str) -> Any:
-        if self.contract is not None:
-            return self.contract.validate_text(text)
-        if not text.strip():
-            raise OutputInvalid("the model returned an empty reply")
-        return text.strip()
+    def _parse(self, text: str, finish: str | None) -> Any:
+        try:
+            if self.contract is not None:
+                return self.contract.validate_text(text)
+            if not text.strip():
+                raise OutputInvalid("the model returned an empty reply")
+            return text.strip()
+        except OutputInvalid as invalid:
+            if finish != "length":
+                raise
+            raise OutputTruncated(
+                f"the reply was cut at max_tokens={self.agent.max_tokens} before it was complete "
+                f"(raise the agent's max_tokens): {invalid}"
+            ) from invalid
 
     async def _checked(self, output: Any, text: str) -> Any:
         """The pipeline's check on a valid reply: keep, correct, or regenerate once."""
         if self.check is None:
             return output
         try:
-            return self._run_check(output, last_chance=False)
+            return await self._run_check(output, last_chance=False)
         except Rejected as rejected:
             reason = str(rejected)
         self.emit("agent_retry", self.agent.name, regenerate=True, error=reason)
@@ -183,26 +231,35 @@ class ModelCall:
             Message("user", f"Your reply was rejected: {reason}. Write it again without that problem."),
         ]
         try:
-            second: Any = self._parse(await self._generate(again))
+            second: Any = self._parse(*await self._generate(again))
         except OutputInvalid:
             second = None
         try:
-            return self._run_check(second, last_chance=True)
+            return await self._run_check(second, last_chance=True)
         except Rejected as refused:
-            raise OutputInvalid(f"the check rejected the reply twice: {refused}") from None
+            raise OutputInvalid(f"the check rejected the reply twice: {refused}") from refused
 
-    def _run_check(self, output: Any, *, last_chance: bool) -> Any:
+    async def _run_shortcut(self) -> Any:
+        """The shortcut's output, or None to call the model."""
+        assert self.shortcut is not None and self.context is not None
+        try:
+            value = await call_user(self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
+            if value is None:
+                return None
+            output = normalise(value, self.contract, allow_none=False)
+        except (BackendError, OutputInvalid) as exc:
+            raise _ShortcutFailed(exc) from exc
+        self.shortcut_answered = True
+        return output
+
+    async def _run_check(self, output: Any, *, last_chance: bool) -> Any:
         assert self.check is not None and self.context is not None
         ctx = CheckContext(**vars(self.context), output=output, last_chance=last_chance)
-        try:
-            value = self.check(ctx)
-        except (Rejected, OutputInvalid):
-            raise
-        except Exception as exc:  # a user's check: report, never crash the turn
-            raise BackendError(f"check raised {type(exc).__name__}: {exc}") from None
+        value = await call_user(self.check, ctx, self.agent.timeout_s, what="check", agent=self.agent.name)
         return normalise(value, self.contract, allow_none=False)
 
-    async def _generate(self, messages: list[Message]) -> str:
+    async def _generate(self, messages: list[Message]) -> tuple[str, str | None]:
+        """The reply's text and why it ended (`finish_reason`: "stop", "length", ...)."""
         agent = self.agent
         request = CompletionRequest(
             messages=messages,
@@ -217,19 +274,34 @@ class ModelCall:
         self.result.attempts += 1
         parts: list[str] = []
         usage = Usage()
+        finish: str | None = None
         start = self.clock()
-        async for chunk in self.instance.backend.complete(request):
-            if chunk.text:
-                if self.first_token_s is None:
-                    self.first_token_s = self.clock() - start
-                parts.append(chunk.text)
-                self.emit("agent_token", agent.name, text=chunk.text)
-            if chunk.usage is not None:
-                usage = chunk.usage
+        # Closed on the way out whatever happens (timeout, cancellation, an error here):
+        # the generation stops and the backend's slot is free at once (base.py).
+        async with aclosing(self.instance.backend.complete(request)) as stream:
+            async for chunk in stream:
+                if chunk.text:
+                    if self.first_token_s is None:
+                        self.first_token_s = self.clock() - start
+                    parts.append(chunk.text)
+                    self.emit("agent_token", agent.name, text=chunk.text)
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if chunk.finish_reason is not None:
+                    finish = chunk.finish_reason
         self.generation_s += self.clock() - start
+        self.result.finish_reason = finish
         self.largest_prompt = max(self.largest_prompt, usage.prompt_tokens)
         self.result.prompt_tokens += usage.prompt_tokens
         self.result.cached_tokens += usage.cached_tokens
         self.result.completion_tokens += usage.completion_tokens
-        return "".join(parts)
+        return "".join(parts), finish
 
+
+
+class _ShortcutFailed(Exception):
+    """Carries a shortcut's failure past the retries: retrying would not rerun it."""
+
+    def __init__(self, error: BackendError | OutputInvalid) -> None:
+        super().__init__(str(error))
+        self.error = error

@@ -15,7 +15,7 @@ from typing import Any
 from cantata.blackboard import Blackboard
 from cantata.errors import BackendError, CantataError, OutputInvalid
 from cantata.events import Event, EventBus, EventType
-from cantata.nodes import FunctionContext, ModelCall, normalise, run_function
+from cantata.nodes import FunctionContext, ModelCall, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages
 from cantata.spec import AgentSpec, Pipeline
@@ -160,6 +160,7 @@ class TurnRunner:
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
             completion_tokens=result.completion_tokens,
+            finish_reason=result.finish_reason,
             first_token_s=call.first_token_s if call else None,
             generation_s=call.generation_s if call else None,
             largest_prompt=call.largest_prompt if call else None,
@@ -190,7 +191,7 @@ class TurnRunner:
         self.emit("agent_started", agent.name, function=agent.function)
         ctx = self._context(agent, inputs, missing)
         contract = self.pipeline.contracts[agent.name]
-        output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s)
+        output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s, agent=agent.name)
         self._record_conflicts(agent, ctx)
         return output
 
@@ -198,15 +199,6 @@ class TurnRunner:
         assert self._briefing is not None
         contract = self.pipeline.contracts[agent.name]
         ctx = self._context(agent, inputs, missing)
-        shortcut = self.pipeline.shortcuts.get(agent.name)
-        if shortcut is not None:
-            # E.g. a safe template at a high risk tier: no generation at all.
-            output = await run_function(shortcut, ctx, None, agent.timeout_s, allow_none=True)
-            if output is not None:
-                self.results[agent.name].started_s = self.clock()
-                self.emit("agent_started", agent.name, shortcut=agent.shortcut)
-                self._record_conflicts(agent, ctx)
-                return normalise(output, contract, allow_none=False)
         instance = self.pool.instance_for(agent.model)
         result = self.results[agent.name]
         result.instance = instance.name
@@ -233,10 +225,16 @@ class TurnRunner:
             clock=self.clock,
             prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
             check=self.pipeline.checks.get(agent.name),
+            # E.g. a safe template at a high risk tier: no generation at all.
+            shortcut=self.pipeline.shortcuts.get(agent.name),
             context=ctx,
         )
         self._calls[agent.name] = call
         output = await call.run()
+        if call.shortcut_answered:
+            result.instance = None
+            result.started_s = self.clock()
+            self.emit("agent_started", agent.name, shortcut=agent.shortcut)
         self._record_conflicts(agent, ctx)
         return output
 

@@ -20,6 +20,7 @@ class AgentResult:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str | None = None  # of the last model call: "stop", "length" (cut at max_tokens), ...
     output: Any = None
     error: str | None = None
 
@@ -34,6 +35,7 @@ class AgentResult:
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
             "output": self.output,
             "error": self.error,
         }

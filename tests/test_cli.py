@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import WriteFile, scripted_config
+from tests.servers import free_port
 from tests.test_scheduler import DIAMOND
 
 
@@ -31,8 +32,9 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
     for agent in agents.values():
         assert set(agent) == {
             "name", "status", "instance", "started_s", "finished_s", "attempts",
-            "prompt_tokens", "cached_tokens", "completion_tokens", "output", "error",
+            "prompt_tokens", "cached_tokens", "completion_tokens", "finish_reason", "output", "error",
         }
+        assert agent["finish_reason"] == "stop"
         assert agent["status"] == "ok" and agent["instance"] == "fake" and agent["attempts"] == 1
     assert agents["a"]["finished_s"] <= agents["b"]["started_s"]
     assert agents["a"]["finished_s"] <= agents["c"]["started_s"]
@@ -127,3 +129,22 @@ def test_a_module_that_does_not_import_is_one_line(write: WriteFile) -> None:
     done = cantata("validate", str(path))
     assert done.returncode == 2 and "p.yaml:4: cannot import 'broken_mod': SyntaxError" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_instance_that_does_not_answer_is_one_line_and_exit_2(write: WriteFile, home: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"  # bound, then closed: nothing listens
+    config = write("far.yaml", f"instances:\n  - name: far\n    backend: openai\n    url: {url}\n")
+    pipeline = str(write("diamond.yaml", DIAMOND))
+    for command in (["run", pipeline, "-m", "hi"], ["chat", pipeline]):
+        done = cantata(*command, "--config", str(config), stdin=b"")
+        assert done.returncode == 2, (command, done.stderr)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("error: instance 'far' cannot serve") and f"cannot connect to {url}" in line
+    assert not home.exists(), "nothing is written for a turn that could not start"
+
+
+def test_a_reply_cut_at_max_tokens_is_shown_as_cut(write: WriteFile) -> None:
+    text = "name: x\nagents:\n  - name: a\n    prompt: p\n    max_tokens: 2\n    deliver: final\n"
+    done = cantata("run", str(write("p.yaml", text)), "-m", "hi", "--config", str(scripted_config(write, fake={})))
+    assert done.returncode == 0, done.stderr
+    assert "cut at max_tokens=2" in done.stdout

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
@@ -11,9 +13,13 @@ import pytest
 from cantata.backends.base import Chunk, CompletionRequest, Message
 from cantata.backends.embedded import EmbeddedBackend
 from cantata.config import DEFAULT_CONFIG, InstanceConfig
-from cantata.errors import BackendError
+from cantata.errors import BackendError, BackendTimeout
+from cantata.nodes import Emit, ModelCall
 from cantata.pipelines import load as load_bundled
+from cantata.pool import Instance
 from cantata.runtime import Cantata
+from cantata.spec import AgentSpec
+from cantata.turn import AgentResult
 
 pytestmark = pytest.mark.embedded
 
@@ -29,7 +35,8 @@ def backend() -> EmbeddedBackend:
 
 
 async def collect(backend: EmbeddedBackend, request: CompletionRequest) -> list[Chunk]:
-    return [chunk async for chunk in backend.complete(request)]
+    async with aclosing(backend.complete(request)) as stream:
+        return [chunk async for chunk in stream]
 
 
 async def test_streams_text_and_reports_usage(backend: EmbeddedBackend) -> None:
@@ -125,3 +132,90 @@ async def test_example_turn_on_the_embedded_model(home: Path) -> None:
         assert later and all(a.cached_tokens > 0 for a in later)
     assert second.turn == 2
     assert agents["quick"].cached_tokens > 0  # turn 2's first call reuses turn 1's briefing prefix
+
+
+# -- closing: a call that gives up stops the generation and frees the instance at once ------
+
+COUNTING = "Count from 1 to 1000, one number per line, and write nothing else."
+
+
+def long_call(backend: EmbeddedBackend, *, timeout_s: float, emit: Emit) -> tuple[ModelCall, Instance]:
+    instance = Instance(backend.config, backend)
+    agent = AgentSpec(name="count", prompt="x", timeout_s=timeout_s, max_tokens=1500, temperature=0.0)
+    call = ModelCall(
+        agent=agent,
+        instance=instance,
+        messages=[Message("user", COUNTING)],
+        contract=None,
+        result=AgentResult("count"),
+        emit=emit,
+        clock=time.monotonic,
+    )
+    return call, instance
+
+
+async def assert_stopped(backend: EmbeddedBackend, instance: Instance) -> None:
+    assert instance.stats.running == 0 and instance.stats.queued == 0, "the slot is free"
+    llm = backend._llm
+    assert llm is not None
+    evaluated = llm.n_tokens
+    # The worker thread is idle: a job queued behind the generation runs at once.
+    async with asyncio.timeout(1.0):
+        await asyncio.get_running_loop().run_in_executor(backend._executor, lambda: None)
+    await asyncio.sleep(0.3)
+    assert llm.n_tokens == evaluated, "no token is generated after the caller gave up"
+
+
+async def test_a_timed_out_call_stops_generating_and_frees_its_slot(backend: EmbeddedBackend) -> None:
+    await backend.check()
+    tokens = 0
+
+    def emit(type: str, agent: str, **data: object) -> None:
+        nonlocal tokens
+        tokens += type == "agent_token"
+
+    call, instance = long_call(backend, timeout_s=2.0, emit=emit)
+    with pytest.raises(BackendTimeout, match="timed out after 2 s"):
+        await call.run()
+    assert tokens > 0, "it was generating when the timeout hit"
+    await assert_stopped(backend, instance)
+
+
+async def test_a_cancelled_call_stops_generating_and_frees_its_slot(backend: EmbeddedBackend) -> None:
+    await backend.check()
+    generating = asyncio.Event()
+
+    def emit(type: str, agent: str, **data: object) -> None:
+        if type == "agent_token":
+            generating.set()
+
+    call, instance = long_call(backend, timeout_s=120, emit=emit)
+    task = asyncio.create_task(call.run())
+    async with asyncio.timeout(60):
+        await generating.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await assert_stopped(backend, instance)
+
+
+async def test_finish_reason_says_whether_the_reply_was_cut(backend: EmbeddedBackend) -> None:
+    cut = await collect(backend, CompletionRequest(messages=[Message("user", COUNTING)], max_tokens=5, temperature=0))
+    assert cut[-1].finish_reason == "length"
+    assert all(c.finish_reason is None for c in cut[:-1])
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    whole = await collect(
+        backend, CompletionRequest(messages=[Message("user", "Is water wet? JSON.")], max_tokens=40, schema=schema)
+    )
+    assert whole[-1].finish_reason == "stop"
+
+
+async def test_count_tokens_never_loads_the_model_on_the_event_loop() -> None:
+    fresh = EmbeddedBackend(InstanceConfig(name="fresh", backend="embedded", context=512))
+    with pytest.raises(RuntimeError, match="on the event loop"):
+        fresh.count_tokens("hello")
+    assert not fresh.info().details["loaded"]
+    # From a worker thread it loads the model (on the instance's own thread) and counts.
+    assert await asyncio.to_thread(fresh.count_tokens, "hello world") > 0
+    assert fresh.info().details["loaded"]
+    await fresh.close()

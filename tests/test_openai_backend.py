@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -83,7 +84,8 @@ def backend_for(handler: Callable[[httpx.Request], httpx.Response], **overrides:
 
 
 async def collect(backend: OpenAICompatBackend, request: CompletionRequest) -> list[Chunk]:
-    return [chunk async for chunk in backend.complete(request)]
+    async with aclosing(backend.complete(request)) as stream:
+        return [chunk async for chunk in stream]
 
 
 def answer(chunks: list[Chunk]) -> str:
@@ -209,6 +211,7 @@ async def test_text_chunks_then_usage_with_cached_tokens() -> None:
     usage = chunks[-1].usage
     assert usage is not None and chunks[-1].text == "" and chunks[-1].reasoning == ""
     assert (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens) == (40, 2, 32)
+    assert chunks[-1].finish_reason == "stop" and all(c.finish_reason is None for c in chunks[:-1])
 
 
 async def test_usage_without_details_has_zero_cached() -> None:
@@ -225,6 +228,7 @@ async def test_stream_without_usage_still_ends_with_an_estimate() -> None:
     await backend.close()
     usage = chunks[-1].usage
     assert usage is not None
+    assert chunks[-1].finish_reason == "length"
     assert usage.completion_tokens == 3  # one per delta
     assert usage.prompt_tokens == sum(backend.count_tokens(m.content) for m in MESSAGES)
     assert usage.cached_tokens == 0
@@ -526,4 +530,77 @@ async def test_unreachable_server_is_unavailable() -> None:
         await backend.check()
     with pytest.raises(BackendUnavailable, match="instance 'llama'"):
         await collect(backend, CompletionRequest([Message("user", "hi")], max_tokens=4))
+    await backend.close()
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """The real HTTP transport, keeping every response it opened (to see whether it was closed)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.responses: list[httpx.Response] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        self.responses.append(response)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def counting_call(backend: OpenAICompatBackend, *, timeout_s: float, emit: Callable[..., None]) -> tuple[Any, Any]:
+    from cantata.nodes import ModelCall
+    from cantata.pool import Instance
+    from cantata.spec import AgentSpec
+    from cantata.turn import AgentResult
+
+    instance = Instance(backend.config, backend)
+    agent = AgentSpec(name="count", prompt="x", timeout_s=timeout_s, max_tokens=1500, temperature=0.0)
+    messages = [Message("user", "Count from 1 to 1000, one number per line, and write nothing else.")]
+    call = ModelCall(
+        agent=agent, instance=instance, messages=messages, contract=None, result=AgentResult("count"), emit=emit,
+        clock=lambda: 0.0,
+    )
+    return call, instance
+
+
+@pytest.mark.server
+async def test_server_stream_is_closed_at_once_on_timeout_and_cancel(llama_server: str) -> None:
+    import asyncio
+
+    transport = Recording()
+    backend = OpenAICompatBackend(server_config(llama_server, model="m"), transport=transport)
+    tokens = 0
+    generating = asyncio.Event()
+
+    def emit(type: str, agent: str, **data: object) -> None:
+        nonlocal tokens
+        if type == "agent_token":
+            tokens += 1
+            generating.set()
+
+    call, instance = counting_call(backend, timeout_s=2.0, emit=emit)
+    with pytest.raises(BackendTimeout, match="timed out after 2 s"):
+        await call.run()
+    assert tokens > 0, "it was streaming when the timeout hit"
+    (response,) = transport.responses
+    assert response.is_closed and not response.is_stream_consumed, "closed mid-stream, not read to the end"
+    assert instance.stats.running == 0
+
+    generating.clear()
+    call, instance = counting_call(backend, timeout_s=120, emit=emit)
+    task = asyncio.create_task(call.run())
+    async with asyncio.timeout(60):
+        await generating.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert transport.responses[-1].is_closed and instance.stats.running == 0
+
+    # The server stopped too: a short call is answered (llama-cpp-python serves one at a time).
+    short = CompletionRequest([Message("user", "Say hi.")], max_tokens=4, temperature=0.0)
+    async with asyncio.timeout(30):
+        chunks = await collect(backend, short)
+    assert chunks[-1].finish_reason == "length"
     await backend.close()

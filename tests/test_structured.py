@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import pytest
 from pydantic import BaseModel, Field
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
-from cantata.errors import BackendUnavailable, OutputInvalid, Rejected
+from cantata.errors import BackendUnavailable, OutputInvalid, OutputTruncated, Rejected
 from cantata.nodes import CheckContext, ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
@@ -59,7 +59,7 @@ class Replies(Backend):
     def info(self) -> BackendInfo:
         return BackendInfo(backend="canned", model="canned")
 
-    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+    async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
         self.requests.append(request)
         yield Chunk(text=self.texts.pop(0))
         yield Chunk(usage=Usage(prompt_tokens=10, completion_tokens=3))
@@ -157,7 +157,7 @@ async def test_check_that_still_refuses_fails_the_agent() -> None:
 
 async def test_check_gets_the_last_chance_when_the_model_fails() -> None:
     class Down(Replies):
-        async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+        async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
             raise BackendUnavailable("instance 'canned': connection refused")
             yield Chunk()  # pragma: no cover - makes this an async generator
 
@@ -176,3 +176,43 @@ def test_the_prompt_shows_an_outline_of_the_schema_not_the_schema() -> None:
     text = format_instruction(contract_from_model(Mood))
     assert '{"score": integer 1-5, "reply": text}' in text
     assert "$defs" not in text and "properties" not in text
+
+
+# -- a reply cut at max_tokens is reported as cut, never repaired --------------------------
+
+
+def _scripted_call(*, max_tokens: int, contract: bool) -> tuple[ModelCall, AgentResult, list[tuple[str, dict[str, object]]]]:
+    from cantata.backends.scripted import ScriptedBackend
+
+    config = InstanceConfig(name="scripted", backend="scripted")
+    events: list[tuple[str, dict[str, object]]] = []
+    result = AgentResult("mood")
+    call = ModelCall(
+        agent=AgentSpec(name="mood", prompt="rate", max_tokens=max_tokens),
+        instance=Instance(config, ScriptedBackend(config)),
+        messages=[Message("system", "briefing"), Message("user", "role")],
+        contract=contract_from_model(Mood) if contract else None,
+        result=result,
+        emit=lambda type, agent, **data: events.append((type, data)),
+        clock=lambda: 0.0,
+    )
+    return call, result, events
+
+
+async def test_a_structured_reply_cut_at_max_tokens_fails_as_cut_without_a_repair() -> None:
+    call, result, events = _scripted_call(max_tokens=3, contract=True)
+    with pytest.raises(OutputTruncated, match="cut at max_tokens=3"):
+        await call.run()
+    assert result.attempts == 1, "no repair call"
+    assert not [data for type, data in events if type == "agent_retry"]
+    assert result.finish_reason == "length"
+
+
+async def test_a_text_reply_cut_at_max_tokens_is_kept_and_flagged() -> None:
+    call, result, _ = _scripted_call(max_tokens=2, contract=False)
+    text = await call.run()
+    assert isinstance(text, str) and len(text) == 8  # two scripted tokens of four characters
+    assert result.finish_reason == "length"
+    whole, result, _ = _scripted_call(max_tokens=200, contract=True)
+    assert (await whole.run())["reply"]
+    assert result.finish_reason == "stop"

@@ -2,13 +2,20 @@
 
 A backend turns chat messages into a stream of chunks. Reasoning text ("thinking") is
 kept apart from the answer so it never breaks JSON parsing and never reaches the user.
-The last chunk of every stream carries the usage.
+The last chunk of every stream carries the usage and why the reply ended.
+
+Who closes a stream: the caller of `complete()` owns it, and iterates it inside
+`contextlib.aclosing(...)` (or to its end). A caller that stops early (a timeout, a
+cancellation, an error of its own) thereby closes it at once, not at garbage collection:
+closing stops the generation (llama.cpp at its next token; an HTTP stream by closing its
+response) and frees what it held. A backend writes `complete()` as an async generator
+that releases everything in `finally` / `async with`, and never yields from a `finally`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,6 +57,9 @@ class Chunk:
     text: str = ""
     reasoning: str = ""
     usage: Usage | None = None
+    # On the final chunk: the backend's own reason the reply ended, as the OpenAI API names
+    # them: "stop" (finished), "length" (cut at max_tokens), ...; None if it did not say.
+    finish_reason: str | None = None
 
 
 @dataclass
@@ -65,8 +75,9 @@ class Backend(ABC):
     name: str
 
     @abstractmethod
-    def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
-        """Stream the answer; the final chunk carries `usage`. Raises BackendError."""
+    def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
+        """Stream the answer; the final chunk carries `usage` and `finish_reason`. Raises
+        BackendError. The caller closes the stream (`contextlib.aclosing`; see above)."""
 
     async def check(self) -> BackendInfo:
         """Raise BackendError when the backend cannot serve; say what it serves."""
@@ -76,7 +87,11 @@ class Backend(ABC):
     def info(self) -> BackendInfo: ...
 
     def count_tokens(self, text: str) -> int:
-        """Tokens in `text` by the backend's own tokenizer; a rough count where it has none."""
+        """Tokens in `text` by the backend's own tokenizer; a rough count where it has none.
+
+        Safe to call from any thread, also while a generation runs: the briefing is built on
+        a worker thread (asyncio.to_thread), since counting a long history takes a while.
+        """
         return max(1, len(text) // 4)
 
     async def close(self) -> None:

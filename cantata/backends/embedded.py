@@ -2,7 +2,9 @@
 
 llama.cpp generates one sequence at a time, so every call of an instance runs on its
 own single-thread executor: the event loop never blocks, and calls queue in the order
-the pool hands out slots. llama-cpp-python keeps the tokens of the last call and
+the pool hands out slots. The model file is loaded there too, on first use (`check()`).
+Closing a stream (base.py) stops its generation at the next token and waits for the
+worker thread to let go, so the next call starts at once. llama-cpp-python keeps the tokens of the last call and
 re-evaluates only what differs, so agents that share the briefing (prompts.py) reuse
 it: we compute that shared prefix ourselves to report `cached_tokens`.
 """
@@ -13,7 +15,7 @@ import asyncio
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,13 +53,24 @@ class EmbeddedBackend(Backend):
         return self.info()
 
     def count_tokens(self, text: str) -> int:
-        # Tokenizing only reads the vocabulary, so it is safe beside a generation running on
-        # the worker thread. (A second, vocab-only Llama would also do, but llama.cpp prints
-        # a spurious context warning for it that no setting silences.)
-        llm = self._llm or self._load()
+        """Safe from any thread: tokenizing only reads the vocabulary, so it may run beside a
+        generation on the worker thread. (A second, vocab-only Llama would also do, but
+        llama.cpp prints a spurious context warning for it that no setting silences.)
+
+        The model is loaded on the worker thread, never on the event loop: before `check()`
+        has loaded it, call this from a thread (asyncio.to_thread), not from the loop.
+        """
+        llm = self._llm
+        if llm is None:
+            if _on_event_loop():
+                raise RuntimeError(
+                    f"instance '{self.name}': count_tokens would load the model on the event loop; "
+                    "await check() first, or count from a worker thread"
+                )
+            llm = self._executor.submit(self._load).result()
         return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+    async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         cancelled = threading.Event()
@@ -105,7 +118,7 @@ class EmbeddedBackend(Backend):
                     verbose=False,
                 )
             except (ValueError, OSError, RuntimeError) as exc:
-                raise BackendUnavailable(f"instance '{self.name}': cannot load {self.path}: {exc}") from None
+                raise BackendUnavailable(f"instance '{self.name}': cannot load {self.path}: {exc}") from exc
             template = self._llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise BackendUnavailable(f"instance '{self.name}': {self.path.name} has no chat template")
@@ -135,21 +148,36 @@ class EmbeddedBackend(Backend):
             grammar=self._grammar(request.schema) if request.schema is not None else None,
         )
         text: list[str] = []
-        for part in stream:
-            if cancelled.is_set():
-                break
-            piece = part["choices"][0]["text"]  # type: ignore[index]
-            if piece:
-                text.append(piece)
-                put(Chunk(text=piece))
+        finish: str | None = None
+        try:
+            for part in stream:
+                if cancelled.is_set():
+                    break
+                choice: dict[str, Any] = part["choices"][0]  # type: ignore[index,assignment]
+                piece = choice["text"]
+                finish = choice.get("finish_reason") or finish
+                if piece:
+                    text.append(piece)
+                    put(Chunk(text=piece))
+        finally:
+            stream.close()  # type: ignore[union-attr]
         completion = llm.tokenize("".join(text).encode("utf-8"), add_bos=False, special=True)
-        return Chunk(usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(completion), cached_tokens=cached))
+        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(completion), cached_tokens=cached)
+        return Chunk(usage=usage, finish_reason=finish)
 
     def _grammar(self, schema: dict[str, Any]) -> LlamaGrammar:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

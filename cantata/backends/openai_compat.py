@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,7 +39,6 @@ from cantata.errors import (
     BackendProtocolError,
     BackendTimeout,
     BackendUnavailable,
-    CantataError,
     ConfigError,
 )
 
@@ -103,7 +102,7 @@ class OpenAICompatBackend(Backend):
         info.details["models"] = models
         return info
 
-    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+    async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
         with self._boundary("chat/completions"):
             if self._model is None:
                 self._model = (await self._list_models())[0]
@@ -121,12 +120,12 @@ class OpenAICompatBackend(Backend):
                     answer, reasoning = state.read_event(_parse_event(data), splitter)
                     if answer or reasoning:
                         yield Chunk(text=answer, reasoning=reasoning)
-                if not state.done and not state.finished:
+                if not state.done and state.finish_reason is None:
                     raise _Malformed("the stream ended before [DONE]")
                 answer, reasoning = splitter.flush()
                 if answer or reasoning:
                     yield Chunk(text=answer, reasoning=reasoning)
-                yield Chunk(usage=state.result(request, self.count_tokens))
+                yield Chunk(usage=state.result(request, self.count_tokens), finish_reason=state.finish_reason)
 
     # count_tokens: the base class's rough count. Servers' tokenize endpoints differ (vLLM
     # /tokenize at the root, llama-server /tokenize, llama-cpp-python /extras/tokenize,
@@ -188,9 +187,6 @@ class OpenAICompatBackend(Backend):
         where = f"{self.url}/{endpoint}"
         try:
             yield
-        except CantataError as exc:
-            exc.message = self._scrub(exc.message)
-            raise
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise BackendUnavailable(self._say(f"cannot connect to {self.url} ({_describe(exc)})")) from exc
         except httpx.TimeoutException as exc:
@@ -211,18 +207,20 @@ class OpenAICompatBackend(Backend):
             raise BackendError(self._say(f"request to {where} failed ({_describe(exc)})")) from exc
 
     def _say(self, what: str) -> str:
-        return self._scrub(f"instance '{self.name}': {_one_line(what)}")
-
-    def _scrub(self, text: str) -> str:
-        key = self.config.api_key
-        return text.replace(key, "***") if key else text
+        # The api_key is scrubbed when the error is built (errors.scrub).
+        return f"instance '{self.name}': {_one_line(what)}"
 
 
 # -- stream parsing ------------------------------------------------------------------------
 
 
 async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
-    """The `data` of each server-sent event, decoded as strict UTF-8."""
+    """The `data` of each server-sent event, decoded as strict UTF-8.
+
+    Not httpx-sse (0.4.3): it decodes through httpx's text decoder, which replaces invalid
+    UTF-8 with U+FFFD, so a corrupt stream would pass as text instead of failing as a
+    protocol error; and it refuses a stream whose content-type is not text/event-stream.
+    """
     buffer = b""
     lines: list[str] = []
     async for raw in response.aiter_bytes():
@@ -278,7 +276,7 @@ class _StreamState:
         self.reported: Usage | None = None
         self.deltas = 0
         self.done = False
-        self.finished = False
+        self.finish_reason: str | None = None
         self.server_reasons = False
 
     def read_event(self, event: dict[str, Any], splitter: _ThinkSplitter) -> tuple[str, str]:
@@ -293,8 +291,11 @@ class _StreamState:
         choice = choices[0]
         if not isinstance(choice, dict):
             raise _Malformed("a choice is not an object")
-        if choice.get("finish_reason"):
-            self.finished = True
+        reason = choice.get("finish_reason")
+        if reason:
+            if not isinstance(reason, str):
+                raise _Malformed(f"finish_reason is not a string: {reason!r}")
+            self.finish_reason = reason
         delta = choice.get("delta") or {}
         if not isinstance(delta, dict):
             raise _Malformed("'delta' is not an object")

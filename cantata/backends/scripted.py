@@ -2,7 +2,8 @@
 
 It answers every request with an output valid against the request's schema (or a short
 text), after the configured latency, at the configured tokens/s, and fails at the
-configured rate. The same seed, agent and prompt give the same answer.
+configured rate. The same seed, agent and prompt give the same answer. Like a model, it
+stops at max_tokens (four characters a token) and then says so: finish_reason "length".
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import json
 import random
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
@@ -33,7 +34,7 @@ class ScriptedBackend(Backend):
             details={"latency_s": self.config.latency_s, "fail_rate": self.config.fail_rate},
         )
 
-    async def complete(self, request: CompletionRequest) -> AsyncIterator[Chunk]:
+    async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
         prompt = "".join(m.content for m in request.messages)
         key = (request.agent, zlib.crc32(prompt.encode()))
         self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
@@ -48,14 +49,18 @@ class ScriptedBackend(Backend):
         else:
             text = f"[{request.agent or 'agent'}] scripted reply #{key[1] % 1000}."
         pieces = _split_tokens(text)
+        finish = "stop"
+        if len(pieces) > request.max_tokens:
+            pieces, finish = pieces[: request.max_tokens], "length"
         if self.config.tokens_per_s:
             delay = 1.0 / self.config.tokens_per_s
             for piece in pieces:
                 await asyncio.sleep(delay)
                 yield Chunk(text=piece)
         else:
-            yield Chunk(text=text)
-        yield Chunk(usage=Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces)))
+            yield Chunk(text="".join(pieces))
+        usage = Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces))
+        yield Chunk(usage=usage, finish_reason=finish)
 
 
 def _split_tokens(text: str) -> list[str]:
