@@ -90,17 +90,13 @@ async def run_function(
     timeout_s: float,
     *,
     agent: str,
-    what: str = "function",
-    allow_none: bool = False,
 ) -> Any:
-    value = await call_user(fn, ctx, timeout_s, what=what, agent=agent)
-    return normalise(value, contract, allow_none=allow_none)
+    """A `function:` agent's output."""
+    return normalise(await call_user(fn, ctx, timeout_s, what="function", agent=agent), contract)
 
 
-def normalise(value: Any, contract: OutputContract | None, *, allow_none: bool) -> Any:
+def normalise(value: Any, contract: OutputContract | None) -> Any:
     """A function's return value as a stored output: validated when there is a contract."""
-    if value is None and allow_none:
-        return None
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     if contract is not None:
@@ -246,7 +242,7 @@ class ModelCall:
             value = await call_user(self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
             if value is None:
                 return None
-            output = normalise(value, self.contract, allow_none=False)
+            output = normalise(value, self.contract)
         except (BackendError, OutputInvalid) as exc:
             raise _ShortcutFailed(exc) from exc
         self.shortcut_answered = True
@@ -256,7 +252,7 @@ class ModelCall:
         assert self.check is not None and self.context is not None
         ctx = CheckContext(**vars(self.context), output=output, last_chance=last_chance)
         value = await call_user(self.check, ctx, self.agent.timeout_s, what="check", agent=self.agent.name)
-        return normalise(value, self.contract, allow_none=False)
+        return normalise(value, self.contract)
 
     async def _generate(self, messages: list[Message]) -> tuple[str, str | None]:
         """The reply's text and why it ended (`finish_reason`: "stop", "length", ...)."""

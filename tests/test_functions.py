@@ -75,7 +75,7 @@ async def test_a_blocking_function_fails_after_its_timeout_while_another_turn_ca
         if event.type == "agent_failed" and event.agent == "slow":
             order.append("slow failed")
         if event.type == "agent_finished":
-            order.append(f"quick {event.agent} finished" if event.agent in "abc" else f"{event.agent} finished")
+            order.append(f"quick {event.agent} finished" if event.agent in ("a", "b", "c") else f"{event.agent} finished")
 
     app.bus.listen(watch)
     try:

@@ -4,9 +4,11 @@ llama.cpp generates one sequence at a time, so every call of an instance runs on
 own single-thread executor: the event loop never blocks, and calls queue in the order
 the pool hands out slots. The model file is loaded there too, on first use (`check()`).
 Closing a stream (base.py) stops its generation at the next token and waits for the
-worker thread to let go, so the next call starts at once. llama-cpp-python keeps the tokens of the last call and
-re-evaluates only what differs, so agents that share the briefing (prompts.py) reuse
-it: we compute that shared prefix ourselves to report `cached_tokens`.
+worker thread to let go, so the next call starts at once.
+
+llama-cpp-python keeps the tokens of the last call and re-evaluates only what differs, so
+agents that share the briefing (prompts.py) reuse it: we compute that shared prefix
+ourselves to report `cached_tokens`.
 """
 
 from __future__ import annotations
