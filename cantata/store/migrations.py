@@ -69,4 +69,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE sessions ADD COLUMN summary_upto INTEGER NOT NULL DEFAULT 0;
         """,
     ),
+    (
+        # A turn's number comes from this counter, incremented in place (UPDATE ... RETURNING),
+        # so two writers starting turns of one session at once cannot take the same number.
+        "003_session_turn_counter",
+        """
+        ALTER TABLE sessions ADD COLUMN turn_count INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET turn_count = (SELECT COALESCE(MAX(number), 0) FROM turns WHERE session_id = sessions.id);
+        """,
+    ),
 ]
