@@ -58,6 +58,7 @@ class EntryRow:
     status: str
     output: Any
     error: str | None
+    iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
 
 
 @dataclass(frozen=True)
@@ -145,13 +146,27 @@ class Store(Protocol):
     # -- blackboard -----------------------------------------------------------------------
 
     async def write_entry(
-        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
     ) -> None:
-        """Write-once: a second entry for the same turn and agent is a StoreError.
+        """Write-once: a second entry for the same turn, agent and iteration is a StoreError.
         Returns once committed: only then may the agent's readers start."""
         ...
 
-    async def entries(self, turn_id: int) -> dict[str, EntryRow]: ...
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        """Each agent's entry in the turn (a looped agent's latest iteration)."""
+        ...
+
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        """Every entry of the turn, every iteration, in the order written."""
+        ...
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         """Each agent's latest successful entry for this user, from turns before `before_turn`."""

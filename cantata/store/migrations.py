@@ -78,4 +78,27 @@ MIGRATIONS: list[tuple[str, str]] = [
         UPDATE sessions SET turn_count = (SELECT COALESCE(MAX(number), 0) FROM turns WHERE session_id = sessions.id);
         """,
     ),
+    (
+        # Bounded loops (a pipeline's `loop`): each iteration of a looped agent writes its own
+        # entry, so the key gains the iteration (0 for agents outside a loop).
+        "005_blackboard_iterations",
+        """
+        CREATE TABLE blackboard_iterations (
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL,
+            iteration INTEGER NOT NULL DEFAULT 0,
+            user_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            output TEXT,
+            error TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (turn_id, agent, iteration)
+        ) WITHOUT ROWID;
+        INSERT INTO blackboard_iterations (turn_id, agent, iteration, user_id, status, output, error, created_at)
+            SELECT turn_id, agent, 0, user_id, status, output, error, created_at FROM blackboard;
+        DROP TABLE blackboard;
+        ALTER TABLE blackboard_iterations RENAME TO blackboard;
+        CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
+        """,
+    ),
 ]

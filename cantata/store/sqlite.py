@@ -314,36 +314,41 @@ class SqliteStore:
     # -- blackboard -----------------------------------------------------------------------
 
     async def write_entry(
-        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
     ) -> None:
-        row = (turn_id, user_id, agent, status, _json(output), error, time.time())
+        row = (turn_id, user_id, agent, iteration, status, _json(output), error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
                 db.execute(_INSERT_ENTRY, row)
             except sqlite3.IntegrityError as exc:
-                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from exc
+                which = f" (iteration {iteration})" if iteration else ""
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
 
         await self.commit(write)
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:
-        def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
-            rows = db.execute(
-                "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY created_at",
-                (turn_id,),
-            ).fetchall()
-            return {row[1]: _entry(row) for row in rows}
+        return {entry.agent: entry for entry in await self.entry_history(turn_id)}
 
-        return await self._read(read)
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        return await self._read(lambda db: _entry_rows(db, turn_id))
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
             found: dict[str, EntryRow] = {}
             for agent in agents:
                 row = db.execute(
-                    "SELECT turn_id, agent, status, output, error FROM blackboard"
+                    f"SELECT {_ENTRY_COLUMNS} FROM blackboard"
                     " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-                    " ORDER BY turn_id DESC LIMIT 1",
+                    " ORDER BY turn_id DESC, iteration DESC LIMIT 1",
                     (user_id, agent, before_turn),
                 ).fetchone()
                 if row:
@@ -424,15 +429,18 @@ class SqliteStore:
                             "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (turn.id,)
                         )
                     ]
-                    entries = {
-                        row[1]: {"status": row[2], "output": _entry(row).output, "error": row[4]}
-                        for row in db.execute(
-                            "SELECT turn_id, agent, status, output, error FROM blackboard"
-                            " WHERE turn_id = ? ORDER BY created_at",
-                            (turn.id,),
-                        )
-                    }
-                    turns.append({"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries})
+                    history = _entry_rows(db, turn.id)
+                    latest = {e.agent: e for e in history}
+                    entries = {e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()}
+                    earlier = [
+                        {"agent": e.agent, "iteration": e.iteration, "status": e.status, "output": e.output, "error": e.error}
+                        for e in history
+                        if latest[e.agent] is not e
+                    ]
+                    turn_json = {"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries}
+                    if earlier:
+                        turn_json["earlier_iterations"] = earlier
+                    turns.append(turn_json)
                 sessions.append(
                     {"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary, "turns": turns}
                 )
@@ -573,9 +581,17 @@ def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], lim
 
 
 _INSERT_ENTRY = (
-    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
+
+
+def _entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
+    rows = db.execute(
+        f"SELECT {_ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
+    ).fetchall()
+    return [_entry(row) for row in rows]
 
 # One encoder, built once: json.dumps builds a new one for every call with options.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -613,11 +629,12 @@ def _json(output: Any) -> str | None:
 
 
 def _entry(row: tuple[Any, ...]) -> EntryRow:
-    turn_id, agent, status, output, error = row
+    turn_id, agent, status, output, error, iteration = row
     return EntryRow(
         turn_id=turn_id,
         agent=agent,
         status=status,
         output=None if output is None else json.loads(output),
         error=error,
+        iteration=iteration,
     )
