@@ -96,6 +96,20 @@ class StoredEvent:
         }
 
 
+@dataclass(frozen=True)
+class AgentVersion:
+    """One deployed version of an agent the factory made."""
+
+    name: str
+    version: int
+    created_at: float
+    active: bool
+    forced: bool  # deployed with --force, whatever its tests said
+    sandboxed: bool  # its tool code was tested under bubblewrap (False: --no-sandbox)
+    task_turn: int | None  # the factory turn that made it
+    summary: dict[str, Any]  # tests passed on each half, tokens, seconds
+
+
 Committed = Callable[[list[Event]], None]
 
 
@@ -196,6 +210,26 @@ class Store(Protocol):
 
     async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
         """Agent events since a wall-clock time, oldest first, with their turn's status."""
+        ...
+
+    # -- deployed agents ------------------------------------------------------------------
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        """Record a new version of `name` (creating the agent), make it active, return its number."""
+        ...
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        """Every version of one agent (or of all), oldest first."""
+        ...
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        """Make an existing version the active one (rollback); False if there is no such version."""
+        ...
+
+    async def remove_agent(self, name: str) -> int:
+        """Forget the agent and all its versions; return how many versions there were."""
         ...
 
     # -- privacy --------------------------------------------------------------------------

@@ -101,4 +101,28 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
         """,
     ),
+    (
+        # Agents deployed by the factory, versioned; their files live under
+        # CANTATA_HOME/agents/NAME/VERSION/. Versions are numbered from the agent row's
+        # counter (as turns are), and one version is active: `run agent:NAME` runs it.
+        "006_deployed_agents",
+        """
+        CREATE TABLE agents (
+            name TEXT PRIMARY KEY,
+            latest_version INTEGER NOT NULL DEFAULT 0,
+            active_version INTEGER,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE agent_versions (
+            name TEXT NOT NULL REFERENCES agents(name) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            forced INTEGER NOT NULL DEFAULT 0,
+            sandboxed INTEGER NOT NULL DEFAULT 1,
+            task_turn INTEGER,
+            summary TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (name, version)
+        );
+        """,
+    ),
 ]

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store.base import Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
+from cantata.store.base import AgentVersion, Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
 from cantata.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -409,6 +409,67 @@ class SqliteStore:
             ]
 
         return await self._read(read)
+
+    # -- deployed agents ------------------------------------------------------------------
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        now = time.time()
+
+        def write(db: sqlite3.Connection) -> int:
+            db.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (name, now))
+            (version,) = db.execute(
+                "UPDATE agents SET latest_version = latest_version + 1, active_version = latest_version + 1"
+                " WHERE name = ? RETURNING latest_version",
+                (name,),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO agent_versions (name, version, created_at, forced, sandboxed, task_turn, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, version, now, int(forced), int(sandboxed), task_turn, _encode(summary)),
+            )
+            return int(version)
+
+        version: int = await self.commit(write)
+        return version
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        def read(db: sqlite3.Connection) -> list[AgentVersion]:
+            rows = db.execute(
+                "SELECT v.name, v.version, v.created_at, v.version = a.active_version, v.forced, v.sandboxed,"
+                " v.task_turn, v.summary FROM agent_versions v JOIN agents a ON a.name = v.name"
+                + (" WHERE v.name = ?" if name is not None else "")
+                + " ORDER BY v.name, v.version",
+                (name,) if name is not None else (),
+            ).fetchall()
+            return [
+                AgentVersion(n, v, c, bool(active), bool(forced), bool(sandboxed), task, json.loads(summary))
+                for n, v, c, active, forced, sandboxed, task, summary in rows
+            ]
+
+        return await self._read(read)
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            found = db.execute(
+                "SELECT 1 FROM agent_versions WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+            if found:
+                db.execute("UPDATE agents SET active_version = ? WHERE name = ?", (version, name))
+            return found is not None
+
+        done: bool = await self.commit(write)
+        return done
+
+    async def remove_agent(self, name: str) -> int:
+        def write(db: sqlite3.Connection) -> int:
+            (count,) = db.execute("SELECT COUNT(*) FROM agent_versions WHERE name = ?", (name,)).fetchone()
+            db.execute("DELETE FROM agents WHERE name = ?", (name,))
+            return int(count)
+
+        removed: int = await self.commit(write)
+        return removed
 
     # -- privacy --------------------------------------------------------------------------
 
