@@ -3,7 +3,8 @@
 CantataError                     (exit 1, HTTP 500)
 ├── UserError            misuse: bad pipeline, bad arguments (exit 2, HTTP 400)
 │   ├── SpecError        a pipeline file that cannot be loaded
-│   └── ConfigError      an instances config that cannot be used (only a bad config)
+│   ├── ConfigError      an instances config that cannot be used (only a bad config)
+│   └── SandboxUnavailable  generated code must run under bubblewrap, which cannot run here (503)
 ├── BackendError         a model call that did not produce an answer (the agent fails, not the turn; 502)
 │   ├── BackendUnavailable   an instance that does not answer, at the start of a turn or during it:
 │   │                        connection refused, model missing (exit 2, HTTP 503)
@@ -14,8 +15,9 @@ CantataError                     (exit 1, HTTP 500)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
 └── StoreError           the database refused a write or read
 
-`Rejected` is not in the tree: it is a signal from a pipeline's `check` to have the model
-write its reply again (as pydantic-ai keeps `ModelRetry` apart from its errors).
+`Rejected` and `Skip` are not in the tree: they are signals, from a pipeline's `check` to
+have the model write its reply again, and from a `function` or `shortcut` to skip its agent
+(as pydantic-ai keeps `ModelRetry` apart from its errors).
 
 Every error carries `status` (HTTP) and `exit_code` (CLI) so the CLI and the server
 report them the same way: one line, no traceback. Each keeps its cause (`raise ... from
@@ -134,11 +136,30 @@ class StoreError(CantataError):
     pass
 
 
+class SandboxUnavailable(UserError):
+    """Generated code must run under bubblewrap, and bubblewrap cannot run here."""
+
+    status = 503
+
+
 class Rejected(Exception):
     """Raised by an agent's `check` to have the model write its reply again, with this reason.
 
     A signal, not an error: it never leaves the agent that raised it.
     """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+class Skip(Exception):
+    """Raised by a `shortcut` or a `function` to skip its agent, with this reason: the agent
+    is recorded as skipped, and agents that require it are skipped too. A signal, like
+    Rejected, not an error."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from cantata.compaction import compact_session
 from cantata.config import InstancesConfig, cantata_home
@@ -23,12 +24,18 @@ DEFAULT_USER = "local"
 
 
 class Cantata:
-    def __init__(self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None) -> None:
+    def __init__(
+        self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None, pool: Pool | None = None
+    ) -> None:
         self.config = config
         self.home = home or cantata_home()
-        self.pool = Pool(config)
+        # A pool passed in is shared (a scratch runtime on the same instances) and not closed here.
+        self._owns_pool = pool is None
+        self.pool = pool or Pool(config)
         self.bus = EventBus()
         self._store = store
+        if store is not None:
+            self.bus.attach(store)
         self._checked: set[str] = set()
         self._background: set[asyncio.Task[bool]] = set()
 
@@ -37,7 +44,7 @@ class Cantata:
         """Opened on first use, so that rejected input never creates or touches the database."""
         if self._store is None:
             self._store = open_store(self.home)
-            self.bus.listen(self._store.record_event)
+            self.bus.attach(self._store)
         return self._store
 
     async def check(self, pipeline: Pipeline) -> None:
@@ -47,11 +54,11 @@ class Cantata:
         await self.pool.check(unchecked)
         self._checked.update(unchecked)
 
-    def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
+    async def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
         """The session to continue, or a new one (stored with its first turn)."""
         if session_id is None:
             return self.store.new_session(user, pipeline.name)
-        session = self.store.get_session(session_id)
+        session = await self.store.get_session(session_id)
         if session is None or session.user_id != user:
             raise UserError(f"no session '{session_id}' for user '{user}'")
         return session
@@ -64,7 +71,9 @@ class Cantata:
         user: str = DEFAULT_USER,
         session_id: str | None = None,
         on_event: Listener | None = None,
+        options: dict[str, Any] | None = None,
     ) -> TurnResult:
+        """One turn of `pipeline` on `message`; `options` reach its functions as ctx.options."""
         if not message.strip():
             raise UserError("the message is empty")
         if not user.strip():
@@ -75,13 +84,13 @@ class Cantata:
             except UnicodeEncodeError as exc:
                 raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
         await self.check(pipeline)
-        session = self.session_for(pipeline, user=user, session_id=session_id)
+        session = await self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
-        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False)
+        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False, options=options)
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
-        found = self.store.unfinished_turn(turn_id)
+        found = await self.store.unfinished_turn(turn_id)
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         session, number, message = found
@@ -100,6 +109,7 @@ class Cantata:
         on_event: Listener | None,
         *,
         resumed: bool,
+        options: dict[str, Any] | None = None,
     ) -> TurnResult:
         stop_listening = None
         if on_event is not None:
@@ -116,6 +126,8 @@ class Cantata:
                 number=number,
                 message=message,
                 resumed=resumed,
+                options=options,
+                runtime=self,
             )
             result = await runner.run()
         finally:
@@ -127,6 +139,11 @@ class Cantata:
         task.add_done_callback(self._background.discard)
         return result
 
+    def scratch(self, home: Path) -> Cantata:
+        """A runtime on the same instances with its own store under `home`: for turns that
+        are not the user's (the factory's tester trying out the agent it is making)."""
+        return Cantata(self.config, home=home, pool=self.pool)
+
     async def settle(self) -> None:
         """Wait for background work (compaction) to finish."""
         if self._background:
@@ -134,6 +151,7 @@ class Cantata:
 
     async def close(self) -> None:
         await self.settle()
-        await self.pool.close()
+        if self._owns_pool:
+            await self.pool.close()
         if self._store is not None:
-            self._store.close()
+            await self._store.close()
