@@ -47,7 +47,7 @@ class TurnRunner:
         self.number = number
         self.message = message
         self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id, resumed=resumed)
-        self.results = {name: AgentResult(name) for name in pipeline.order}
+        self.results = {name: AgentResult(name=name) for name in pipeline.order}
         self.conflicts: list[dict[str, Any]] = []
         self.early: Delivery | None = None
         self.final: Delivery | None = None

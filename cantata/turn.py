@@ -1,20 +1,25 @@
-"""What a turn produced: per-agent results and the delivered replies, as `cantata run --json` prints them."""
+"""What a turn produced: per-agent results and the delivered replies, as `cantata run --json`
+prints them and the server publishes them (pydantic models, so their JSON Schema is the API's).
+
+The scheduler fills an `AgentResult` in as the agent runs, so results are mutable and
+assignment is not validated: the scheduler writes only values of the declared types.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 AgentStatus = Literal["pending", "ok", "failed", "skipped"]
 TurnStatus = Literal["ok", "degraded", "failed"]
 
 
-@dataclass
-class AgentResult:
+class AgentResult(BaseModel):
     name: str
     status: AgentStatus = "pending"
-    instance: str | None = None
-    started_s: float | None = None
+    instance: str | None = Field(None, description="The instance that served the model call; None for functions.")
+    started_s: float | None = Field(None, description="Seconds since the turn started.")
     finished_s: float | None = None
     attempts: int = 0
     prompt_tokens: int = 0
@@ -23,57 +28,43 @@ class AgentResult:
     output: Any = None
     error: str | None = None
 
+    @field_serializer("started_s", "finished_s")
+    def _seconds(self, value: float | None) -> float | None:
+        return _round(value)
+
     def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "instance": self.instance,
-            "started_s": _round(self.started_s),
-            "finished_s": _round(self.finished_s),
-            "attempts": self.attempts,
-            "prompt_tokens": self.prompt_tokens,
-            "cached_tokens": self.cached_tokens,
-            "completion_tokens": self.completion_tokens,
-            "output": self.output,
-            "error": self.error,
-        }
+        return self.model_dump(mode="json")
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
     agent: str
     text: str
-    at_s: float
+    at_s: float = Field(description="Seconds since the turn started.")
+
+    @field_serializer("at_s")
+    def _seconds(self, value: float) -> float | None:
+        return _round(value)
 
     def as_json(self) -> dict[str, Any]:
-        return {"agent": self.agent, "text": self.text, "at_s": _round(self.at_s)}
+        return self.model_dump(mode="json")
 
 
-@dataclass
-class TurnResult:
+class TurnResult(BaseModel):
     pipeline: str
     user: str
     session: str
-    turn: int
-    turn_id: int
+    turn: int = Field(description="The turn's number in its session, from 1.")
+    turn_id: int = Field(exclude=True, description="The stored turn's id (for resume); not printed.")
     status: TurnStatus
     early: Delivery | None
     final: Delivery | None
     agents: list[AgentResult]
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "pipeline": self.pipeline,
-            "user": self.user,
-            "session": self.session,
-            "turn": self.turn,
-            "status": self.status,
-            "early": self.early.as_json() if self.early else None,
-            "final": self.final.as_json() if self.final else None,
-            "agents": [a.as_json() for a in self.agents],
-            "conflicts": self.conflicts,
-        }
+        return self.model_dump(mode="json")
 
 
 def _round(value: float | None) -> float | None:
