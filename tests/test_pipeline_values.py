@@ -123,3 +123,16 @@ def test_a_loaded_pipeline_writes_a_copy_that_loads_anywhere(prompt_files: bool,
         n: c.schema if c else None for n, c in original.contracts.items()
     }
     assert (target.parent / "prompts").is_dir() == prompt_files
+
+
+def test_a_loop_round_trips_and_is_checked_as_data(tmp_path: Path) -> None:
+    data = agents(
+        {"name": "build", "prompt": "x"},
+        {"name": "check", "prompt": "x", "reads": ["build"]},
+        {"name": "fix", "prompt": "x", "reads": ["check", "build"]},
+    )
+    spec = PipelineSpec.from_dict({**data, "loop": {"agents": ["check", "fix"], "max_iterations": 2, "carry": {"fix": "build"}}})
+    spec.to_file(tmp_path / "loop.yaml")
+    assert PipelineSpec.from_file(tmp_path / "loop.yaml") == spec
+    with pytest.raises(SpecError, match=r"^loop\.agents\[0\]: the loop names 'ghost'"):
+        PipelineSpec.from_dict({**data, "loop": {"agents": ["ghost"]}})
