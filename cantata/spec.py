@@ -195,7 +195,8 @@ class Pipeline:
             changes: dict[str, Any] = {}
             if agent.name in self.prompts:
                 changes["prompt"] = self.prompts[agent.name]
-                if prompt_files:
+                # A one-line prompt such as "Summarise notes.md" would read back as a file name.
+                if prompt_files or _names_prompt_file(self.prompts[agent.name]):
                     changes["prompt"] = f"prompts/{agent.name}.md"
                     (path.parent / "prompts").mkdir(parents=True, exist_ok=True)
                     (path.parent / changes["prompt"]).write_text(self.prompts[agent.name], encoding="utf-8")
@@ -399,9 +400,13 @@ def _check_loop(spec: PipelineSpec, source: Source) -> None:
 _PROMPT_SUFFIXES = (".md", ".txt", ".j2", ".prompt")
 
 
+def _names_prompt_file(value: str) -> bool:
+    return "\n" not in value.strip() and value.strip().endswith(_PROMPT_SUFFIXES)
+
+
 def _prompt_text(value: str, base: Path, source: Source, loc: Loc) -> str:
     """Inline text, unless the value is one line naming a prompt file next to the YAML."""
-    if "\n" in value.strip() or not value.strip().endswith(_PROMPT_SUFFIXES):
+    if not _names_prompt_file(value):
         return value
     file = base / value.strip()
     try:

@@ -152,7 +152,8 @@ _Dumper.add_representer(list, _sequence)
 
 def dump_yaml(data: Any) -> str:
     """YAML that `load_yaml` reads back to equal data; keys in the order given."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    # No folding: a long line stays one line, as its author wrote it.
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
 def describe_validation_error(

@@ -136,3 +136,12 @@ def test_a_loop_round_trips_and_is_checked_as_data(tmp_path: Path) -> None:
     assert PipelineSpec.from_file(tmp_path / "loop.yaml") == spec
     with pytest.raises(SpecError, match=r"^loop\.agents\[0\]: the loop names 'ghost'"):
         PipelineSpec.from_dict({**data, "loop": {"agents": ["ghost"]}})
+
+
+def test_a_one_line_prompt_that_looks_like_a_file_name_survives_to_file(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "role.md").write_text("Summarise notes.md", encoding="utf-8")
+    original = Pipeline.from_dict(agents({"name": "a", "prompt": "role.md"}), base=tmp_path / "src")
+    (tmp_path / "out").mkdir()
+    original.to_file(tmp_path / "out" / "p.yaml")
+    assert load_pipeline(tmp_path / "out" / "p.yaml").prompts == {"a": "Summarise notes.md"}
