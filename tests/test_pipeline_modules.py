@@ -41,7 +41,8 @@ def test_two_pipelines_with_a_module_of_the_same_name_do_not_collide(tmp_path: P
     assert "rules" not in sys.modules and "models" not in sys.modules
 
 
-def test_a_changed_module_is_loaded_again(tmp_path: Path) -> None:
+def test_a_changed_module_is_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as by default: a .pyc is written
     where = folder(tmp_path, "p", "old")
     old = load_pipeline(where / "pipeline.yaml")
     write_rules(where, "new")  # same size, same second: a cached .pyc would not notice
