@@ -110,9 +110,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         where = package.folder.joinpath(*rest.split("."))
         init = where / "__init__.py"
         if init.is_file():
-            return spec_from_file_location(
-                fullname, init, loader=_FreshLoader(package, fullname, str(init)), submodule_search_locations=[str(where)]
-            )
+            loader = _FreshLoader(package, fullname, str(init))
+            return spec_from_file_location(fullname, init, loader=loader, submodule_search_locations=[str(where)])
         file = where.with_name(f"{where.name}.py")
         if file.is_file():
             return spec_from_file_location(fullname, file, loader=_FreshLoader(package, fullname, str(file)))

@@ -452,7 +452,8 @@ def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
             if missing and "." not in missing and missing != module_name.partition(".")[0]
             else ""
         )
-        raise SpecError(f"{source.where(loc)}: cannot import '{module_name}': {type(exc).__name__}: {exc}{hint}") from exc
+        problem = f"cannot import '{module_name}': {type(exc).__name__}: {exc}{hint}"
+        raise SpecError(f"{source.where(loc)}: {problem}") from exc
     try:
         return getattr(module, attr)
     except AttributeError:

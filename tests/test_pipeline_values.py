@@ -74,7 +74,9 @@ def test_from_dict_resolves_files_and_modules_from_its_base(tmp_path: Path) -> N
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "a.md").write_text("Be brief.\n", encoding="utf-8")
     (tmp_path / "rules_for_dict.py").write_text("def f(ctx):\n    return 'ruled'\n", encoding="utf-8")
-    data = agents({"name": "r", "function": "rules_for_dict.f"}, {"name": "a", "prompt": "prompts/a.md", "reads": ["r"]})
+    data = agents(
+        {"name": "r", "function": "rules_for_dict.f"}, {"name": "a", "prompt": "prompts/a.md", "reads": ["r"]}
+    )
     pipeline = Pipeline.from_dict(data, base=tmp_path)
     assert pipeline.prompts["a"] == "Be brief.\n"
     assert pipeline.functions["r"](None) == "ruled"
@@ -131,7 +133,8 @@ def test_a_loop_round_trips_and_is_checked_as_data(tmp_path: Path) -> None:
         {"name": "check", "prompt": "x", "reads": ["build"]},
         {"name": "fix", "prompt": "x", "reads": ["check", "build"]},
     )
-    spec = PipelineSpec.from_dict({**data, "loop": {"agents": ["check", "fix"], "max_iterations": 2, "carry": {"fix": "build"}}})
+    loop = {"agents": ["check", "fix"], "max_iterations": 2, "carry": {"fix": "build"}}
+    spec = PipelineSpec.from_dict({**data, "loop": loop})
     spec.to_file(tmp_path / "loop.yaml")
     assert PipelineSpec.from_file(tmp_path / "loop.yaml") == spec
     with pytest.raises(SpecError, match=r"^loop\.agents\[0\]: the loop names 'ghost'"):
