@@ -23,6 +23,8 @@ from cantata.errors import (
     ConfigError,
     OutputInvalid,
     Rejected,
+    SandboxUnavailable,
+    Skip,
     SpecError,
     StoreError,
     UserError,
@@ -71,6 +73,7 @@ __all__ = [
     "FunctionContext",
     "CheckContext",
     "Rejected",
+    "Skip",
     # What a turn returns, and what it reports while it runs
     "TurnResult",
     "AgentResult",
@@ -88,6 +91,7 @@ __all__ = [
     "BackendProtocolError",
     "OutputInvalid",
     "StoreError",
+    "SandboxUnavailable",
 ]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cantata.blackboard import Blackboard
-from cantata.errors import BackendError, CantataError, OutputInvalid
+from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
 from cantata.nodes import FunctionContext, ModelCall, normalise, run_function
 from cantata.pool import Pool
@@ -22,6 +22,9 @@ from cantata.spec import AgentSpec, LoopSpec, Pipeline
 from cantata.store import EntryRow, SessionRow, Store
 from cantata.structured import reply_text
 from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
+
+if TYPE_CHECKING:
+    from cantata.runtime import Cantata
 
 UNTIL_TIMEOUT_S = 30.0
 
@@ -39,7 +42,11 @@ class TurnRunner:
         number: int,
         message: str,
         resumed: bool = False,
+        options: dict[str, Any] | None = None,
+        runtime: Cantata | None = None,
     ) -> None:
+        self.options = options or {}
+        self.runtime = runtime
         self.pipeline = pipeline
         self.pool = pool
         self.store = store
@@ -193,7 +200,7 @@ class TurnRunner:
         if self.pipeline.until is None:
             return False
         inputs = {name: view[name].output for name in loop.agents if view[name].status == "ok"}
-        ctx = self._context_of(inputs, [name for name in loop.agents if name not in inputs], memory={})
+        ctx = self._context_of(inputs, [n for n in loop.agents if n not in inputs], memory={}, iteration=iteration)
         try:
             value = await run_function(self.pipeline.until, ctx, None, UNTIL_TIMEOUT_S)
         except BackendError as exc:
@@ -218,6 +225,10 @@ class TurnRunner:
                 output = await self._run_function(agent, result, inputs, missing, at)
             else:
                 output = await self._run_model(agent, result, inputs, missing, at)
+        except Skip as skip:
+            await self._write(agent, result, "skipped", None, skip.reason, iteration)
+            self.emit("agent_skipped", agent.name, reason=skip.reason, **at)
+            return
         except (BackendError, OutputInvalid) as exc:
             await self._write(agent, result, "failed", None, str(exc), iteration)
             self.emit(
@@ -245,10 +256,15 @@ class TurnRunner:
         )
         self._deliver(agent, output)
 
-    def _context(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> FunctionContext:
-        return self._context_of(inputs, missing, memory={m: self._memory[m] for m in agent.memory if m in self._memory})
+    def _context(
+        self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str], iteration: int = 0
+    ) -> FunctionContext:
+        memory = {m: self._memory[m] for m in agent.memory if m in self._memory}
+        return self._context_of(inputs, missing, memory=memory, iteration=iteration)
 
-    def _context_of(self, inputs: dict[str, Any], missing: list[str], *, memory: dict[str, Any]) -> FunctionContext:
+    def _context_of(
+        self, inputs: dict[str, Any], missing: list[str], *, memory: dict[str, Any], iteration: int = 0
+    ) -> FunctionContext:
         return FunctionContext(
             message=self.message,
             user=self.session.user_id,
@@ -257,6 +273,10 @@ class TurnRunner:
             inputs=inputs,
             missing=missing,
             memory=memory,
+            options=self.options,
+            runtime=self.runtime,
+            turn_id=self.turn_id,
+            iteration=iteration,
         )
 
     def _record_conflicts(self, agent: AgentSpec, ctx: FunctionContext) -> None:
@@ -271,7 +291,7 @@ class TurnRunner:
         result.started_s = self.clock()
         result.attempts = 1
         self.emit("agent_started", agent.name, function=agent.function, **at)
-        ctx = self._context(agent, inputs, missing)
+        ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         contract = self.pipeline.contracts[agent.name]
         output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s)
         self._record_conflicts(agent, ctx)
@@ -282,7 +302,7 @@ class TurnRunner:
     ) -> Any:
         assert self._briefing is not None
         contract = self.pipeline.contracts[agent.name]
-        ctx = self._context(agent, inputs, missing)
+        ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         shortcut = self.pipeline.shortcuts.get(agent.name)
         if shortcut is not None:
             # E.g. a safe template at a high risk tier: no generation at all.

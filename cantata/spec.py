@@ -278,7 +278,9 @@ def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | Non
     shortcuts: dict[str, Callable[..., Any]] = {}
     checks: dict[str, Callable[..., Any]] = {}
     for i, agent in enumerate(spec.agents):
-        if agent.function is not None:
+        if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
+            functions[agent.name] = _sandboxed(agent.function, base, source, ("agents", i, "function"))
+        elif agent.function is not None:
             functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
         if agent.shortcut is not None:
             shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"))
@@ -436,6 +438,22 @@ def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc) -> OutputC
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(f"{source.where(loc)}: '{output}' is not a pydantic model class")
     return contract_from_model(model)
+
+
+SANDBOX_PREFIX = "sandbox:"
+
+
+def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable[..., Any]:
+    """`sandbox:module.function`: a function beside the pipeline that is never imported here;
+    every call runs it under bubblewrap (cantata.factory.sandbox), as generated code must."""
+    from cantata.factory.sandbox import sandboxed_function
+
+    module, _, function = reference.removeprefix(SANDBOX_PREFIX).rpartition(".")
+    if not module or not function or "." in module:
+        raise SpecError(f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline")
+    if not (base / f"{module}.py").exists():
+        raise SpecError(f"{source.where(loc)}: '{reference}': no file {module}.py beside the pipeline (in {base})")
+    return sandboxed_function(base, module, function)
 
 
 def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
