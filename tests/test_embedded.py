@@ -148,7 +148,7 @@ def long_call(backend: EmbeddedBackend, *, timeout_s: float, emit: Emit) -> tupl
         instance=instance,
         messages=[Message("user", COUNTING)],
         contract=None,
-        result=AgentResult("count"),
+        result=AgentResult(name="count"),
         emit=emit,
         clock=time.monotonic,
     )

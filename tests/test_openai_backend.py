@@ -559,7 +559,7 @@ def counting_call(backend: OpenAICompatBackend, *, timeout_s: float, emit: Calla
     agent = AgentSpec(name="count", prompt="x", timeout_s=timeout_s, max_tokens=1500, temperature=0.0)
     messages = [Message("user", "Write the numbers from 1 to 500 separated by commas.")]  # past 1500 tokens
     call = ModelCall(
-        agent=agent, instance=instance, messages=messages, contract=None, result=AgentResult("count"), emit=emit,
+        agent=agent, instance=instance, messages=messages, contract=None, result=AgentResult(name="count"), emit=emit,
         clock=lambda: 0.0,
     )
     return call, instance
