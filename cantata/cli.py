@@ -22,6 +22,7 @@ from cantata.events import Event
 from cantata.instances import instances_report
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
+from cantata.server.cli import keys, serve
 from cantata.spec import load_pipeline, pipeline_json_schema
 from cantata.turn import TurnResult
 
@@ -170,6 +171,8 @@ def schema(what: str) -> None:
 
 
 cli.add_command(plan)
+cli.add_command(serve)
+cli.add_command(keys)
 
 
 def main() -> None:
