@@ -30,7 +30,7 @@ MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
 
 def check_bind(host: str, keys: KeyRing) -> None:
     """Refuse to expose an open server: without keys, only loopback."""
-    if not is_loopback(host) and not keys.active():
+    if not is_loopback(host) and not keys.configured():
         raise UserError(
             f"refusing to serve on {host} without API keys: create one with `cantata keys create --user NAME`,"
             " or bind 127.0.0.1"

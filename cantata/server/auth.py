@@ -31,7 +31,7 @@ class Auth:
         self.loopback = loopback
 
     def mode(self) -> str:
-        return "keys" if self.keys.active() or not self.loopback else "open"
+        return "keys" if self.keys.configured() or not self.loopback else "open"
 
     def principal(self, authorization: str | None) -> Principal:
         if self.mode() == "open":

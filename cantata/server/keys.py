@@ -79,9 +79,10 @@ class KeyRing:
             raise UserError(f"no active key with id '{key_id}'; `cantata keys list` shows them")
         return next(k for k in self.list() if k.id == key_id)
 
-    def active(self) -> bool:
-        """Whether any key is in force (else the server may run open on loopback)."""
-        return self._db.execute("SELECT 1 FROM api_keys WHERE revoked_at IS NULL LIMIT 1").fetchone() is not None
+    def configured(self) -> bool:
+        """Whether keys are in use: any key ever created, revoked or not. Revoking the last
+        key must lock the server, not open it again."""
+        return self._db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
 
     def verify(self, token: str) -> Principal | None:
         """The key's owner, or None for an unknown, malformed or revoked key.
