@@ -9,12 +9,15 @@ from cantata.store import EntryRow, Store
 
 
 class Blackboard:
-    def __init__(self, store: Store, *, user_id: str, turn_id: int, resumed: bool) -> None:
+    def __init__(self, store: Store, *, user_id: str, turn_id: int) -> None:
         self.store = store
         self.user_id = user_id
         self.turn_id = turn_id
-        # Entries already stored for this turn: the survivors of a crash on resume.
-        self.entries: dict[str, EntryRow] = store.entries(turn_id) if resumed else {}
+        self.entries: dict[str, EntryRow] = {}
+
+    async def load(self) -> None:
+        """Entries already stored for this turn: the survivors of a crash, on resume."""
+        self.entries = await self.store.entries(self.turn_id)
 
     @property
     def outputs(self) -> dict[str, Any]:

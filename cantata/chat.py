@@ -64,7 +64,7 @@ class TerminalChat:
             self.session = None
             self.say("(a new session starts with your next message)")
         elif name == "/memory":
-            self.show_memory()
+            await self.show_memory()
         elif name == "/forget":
             await self.app.settle()
             deleted = await self.app.store.forget_user(self.user)
@@ -74,10 +74,10 @@ class TerminalChat:
             self.say(HELP)
         return True
 
-    def show_memory(self) -> None:
+    async def show_memory(self) -> None:
         store = self.app.store
-        memory = store.latest_outputs(self.user, self.pipeline.memory_agents, before_turn=2**62)
-        sessions = store.export_user(self.user)["sessions"]
+        memory = await store.latest_outputs(self.user, self.pipeline.memory_agents, before_turn=2**62)
+        sessions = await store.sessions(self.user)
         self.say(f"Cantata keeps {len(sessions)} session(s) for {self.user}.")
         if not memory:
             self.say("No memory from earlier turns yet.")

@@ -82,7 +82,7 @@ def chat(pipeline: str | None, user: str, session: str | None, config_path: Path
     async def go() -> None:
         await app.check(spec)
         if session is not None:
-            app.session_for(spec, user=user, session_id=session)  # an unknown session is an error now
+            await app.session_for(spec, user=user, session_id=session)  # an unknown session is an error now
         await run_chat(app, spec, user=user, session=session)
 
     asyncio.run(go())

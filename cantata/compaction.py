@@ -8,12 +8,14 @@ byte-identical for all agents of that turn.
 
 from __future__ import annotations
 
+import asyncio
+
 from cantata.backends.base import CompletionRequest, Message
 from cantata.errors import BackendError
 from cantata.pool import Pool
 from cantata.prompts import build_briefing
 from cantata.spec import Pipeline
-from cantata.store import PastTurn, SessionRow, Store
+from cantata.store.base import PastTurn, SessionRow, Store
 
 # Compact when the recent turns fill more than half the budget (the new message, memory
 # and the preamble need the rest), down to a quarter, so it does not happen every turn.
@@ -30,8 +32,8 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
         return False
     instance = pool.instance_for(model_agents[0].model)
     count = instance.backend.count_tokens
-    summary, upto = store.session_summary(session.id)
-    turns = store.recent_turns(session.id, before_turn=2**62, after_number=upto)
+    summary, upto = await store.session_summary(session.id)
+    turns = await store.recent_turns(session.id, before_turn=2**62, after_number=upto)
     budget = pipeline.spec.budget
 
     def size(kept: list[PastTurn]) -> int:
@@ -39,11 +41,18 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
             preamble="", memory={}, summary=summary, past_turns=kept, message="", budget=2**31, count=count
         ).tokens
 
-    if len(turns) < 2 or size(turns) <= budget * COMPACT_ABOVE:
+    def turns_to_fold() -> int:
+        if len(turns) < 2 or size(turns) <= budget * COMPACT_ABOVE:
+            return 0
+        fold = 1
+        while fold < len(turns) - 1 and size(turns[fold:]) > budget * KEEP_BELOW:
+            fold += 1
+        return fold
+
+    # Counting tokens runs the model's tokenizer: off the event loop, like the model.
+    fold = await asyncio.to_thread(turns_to_fold)
+    if not fold:
         return False
-    fold = 1
-    while fold < len(turns) - 1 and size(turns[fold:]) > budget * KEEP_BELOW:
-        fold += 1
     folded = turns[:fold]
     transcript = "\n".join(
         f"[turn {t.number}] User: {t.user_message}" + (f"\n[turn {t.number}] Reply: {t.reply}" if t.reply else "")

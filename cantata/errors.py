@@ -79,3 +79,9 @@ class Rejected(CantataError):
 
 class StoreError(CantataError):
     pass
+
+
+class SandboxUnavailable(UserError):
+    """Generated code must run under bubblewrap, and bubblewrap cannot run here."""
+
+    status = 503

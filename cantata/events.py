@@ -3,6 +3,16 @@
 The terminal view, the SSE stream, the dashboard, resume and the benchmarks all read
 these. Token events are published live but not persisted one by one: the finished
 event carries the whole text, and a row per token would dominate the store's writes.
+
+Two ways to follow them:
+- `listen(fn)`: a synchronous callback, called at once for every event (the terminal
+  view, a turn's streaming reply). It must be quick.
+- `subscribe()`: a bounded queue, for consumers that may be slow (an SSE client). Events
+  arrive in publish order, persisted ones only once committed, so each carries its store
+  sequence number (`seq`). A subscriber that falls `max_queue` events behind gets a
+  `Dropped` marker and no more events: it replays what it missed from the store
+  (`Store.events_after(dropped.after_seq)`), then subscribes again. Memory stays bounded
+  however slow a client is.
 """
 
 from __future__ import annotations
@@ -10,9 +20,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from cantata.store.base import Store
 
 EventType = Literal[
     "turn_started",
@@ -41,9 +55,17 @@ class Event:
     agent: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     wall: float = field(default_factory=time.time)
+    user_id: str = ""
+    # The store's sequence number, set once committed; None for live-only events (tokens).
+    seq: int | None = None
+
+    @property
+    def persisted(self) -> bool:
+        return self.type in PERSISTED
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "seq": self.seq,
             "type": self.type,
             "turn_id": self.turn_id,
             "session_id": self.session_id,
@@ -55,33 +77,108 @@ class Event:
 
 
 Listener = Callable[[Event], None]
+Match = Callable[[Event], bool]
+
+DEFAULT_MAX_QUEUE = 1000
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """The subscriber fell behind and was dropped: replay from the store after `after_seq`
+    (the last stored event it was given; None if it was given none)."""
+
+    after_seq: int | None
+
+
+class Subscription:
+    """A bounded queue of one subscriber's events; iterate it with `async for`."""
+
+    def __init__(self, bus: EventBus, *, max_queue: int, match: Match | None) -> None:
+        self._bus = bus
+        self._max = max_queue
+        self._match = match
+        self._queue: asyncio.Queue[Event | Dropped] = asyncio.Queue()
+        self._last_seq: int | None = None  # of the last persisted event queued
+        self.dropped = False
+
+    def offer(self, event: Event) -> None:
+        if self.dropped or (self._match is not None and not self._match(event)):
+            return
+        if self._queue.qsize() >= self._max:
+            self.dropped = True
+            self._queue.put_nowait(Dropped(self._last_seq))
+            self._bus.unsubscribe(self)
+            return
+        if event.seq is not None:
+            self._last_seq = event.seq
+        self._queue.put_nowait(event)
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Event | Dropped:
+        if self.dropped and self._queue.empty():
+            raise StopAsyncIteration
+        return await self._queue.get()
+
+    def close(self) -> None:
+        self._bus.unsubscribe(self)
 
 
 class EventBus:
-    """Publishes events to listeners (synchronously, in order) and to async subscribers."""
+    """Publishes events to listeners (synchronously, in order) and to bounded subscribers.
+
+    With a store attached (`attach`), every event is recorded in it first, and persisted
+    events reach subscribers once committed: an outbox holds events, in publish order,
+    until the oldest one is stored.
+    """
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
-        self._queues: list[asyncio.Queue[Event]] = []
+        self._subscribers: list[Subscription] = []
+        self._store: Store | None = None
+        self._outbox: deque[Event] = deque()
+
+    def attach(self, store: Store) -> None:
+        self._store = store
+        store.on_commit(lambda _events: self._release())
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def subscribe(self) -> asyncio.Queue[Event]:
-        queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._queues.append(queue)
-        return queue
+    def subscribe(self, *, max_queue: int = DEFAULT_MAX_QUEUE, match: Match | None = None) -> Subscription:
+        """Events published from now on (and matching `match`), at most `max_queue` behind."""
+        subscription = Subscription(self, max_queue=max_queue, match=match)
+        self._subscribers.append(subscription)
+        return subscription
 
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
-        if queue in self._queues:
-            self._queues.remove(queue)
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+        if not self._subscribers:
+            self._outbox.clear()
 
     def publish(self, event: Event) -> None:
+        if self._store is not None:
+            self._store.record_event(event)
         for listener in self._listeners:
             try:
                 listener(event)
             except Exception:  # a broken view (a closed terminal, say) must not stop the turn
                 logging.getLogger("cantata").exception("an event listener failed on %s", event.type)
-        for queue in self._queues:
-            queue.put_nowait(event)
+        if self._subscribers:
+            self._outbox.append(event)
+            self._release()
+
+    def _release(self) -> None:
+        """Hand subscribers every event up to the oldest one not yet stored."""
+        outbox = self._outbox
+        waits_for_store = self._store is not None
+        while outbox:
+            event = outbox[0]
+            if waits_for_store and event.seq is None and event.persisted:
+                return
+            outbox.popleft()
+            for subscription in list(self._subscribers):
+                subscription.offer(event)

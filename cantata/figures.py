@@ -23,12 +23,12 @@ class LiveFigures:
         return asdict(self)
 
 
-def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigures]:
+async def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigures]:
     figures: dict[str, LiveFigures] = {}
     state: dict[tuple[int, str], tuple[str, str]] = {}  # (turn, agent) -> (instance, latest state)
     firsts: dict[str, list[float]] = {}
     totals: dict[str, list[float]] = {}  # instance -> [completion, generation_s, prompt, cached]
-    for event in store.instance_events(since_wall=since_wall):
+    for event in await store.instance_events(since_wall=since_wall):
         data = event["data"]
         instance = data.get("instance")
         if not instance:

@@ -21,9 +21,9 @@ async def instances_report(config: InstancesConfig, home: Path, *, check: bool) 
     if (home / "cantata.db").exists():  # never create the store just to look at it
         store = open_store(home)
         try:
-            live = live_figures(store, since_wall=time.time() - WINDOW_S)
+            live = await live_figures(store, since_wall=time.time() - WINDOW_S)
         finally:
-            store.close()
+            await store.close()
     rows = []
     for inst in config.instances:
         row: dict[str, Any] = {

@@ -29,6 +29,8 @@ class Cantata:
         self.pool = Pool(config)
         self.bus = EventBus()
         self._store = store
+        if store is not None:
+            self.bus.attach(store)
         self._checked: set[str] = set()
         self._background: set[asyncio.Task[bool]] = set()
 
@@ -37,7 +39,7 @@ class Cantata:
         """Opened on first use, so that rejected input never creates or touches the database."""
         if self._store is None:
             self._store = open_store(self.home)
-            self.bus.listen(self._store.record_event)
+            self.bus.attach(self._store)
         return self._store
 
     async def check(self, pipeline: Pipeline) -> None:
@@ -47,11 +49,11 @@ class Cantata:
         await self.pool.check(unchecked)
         self._checked.update(unchecked)
 
-    def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
+    async def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
         """The session to continue, or a new one (stored with its first turn)."""
         if session_id is None:
             return self.store.new_session(user, pipeline.name)
-        session = self.store.get_session(session_id)
+        session = await self.store.get_session(session_id)
         if session is None or session.user_id != user:
             raise UserError(f"no session '{session_id}' for user '{user}'")
         return session
@@ -75,13 +77,13 @@ class Cantata:
             except UnicodeEncodeError as exc:
                 raise UserError(f"the {what} is not valid text (at character {exc.start})") from None
         await self.check(pipeline)
-        session = self.session_for(pipeline, user=user, session_id=session_id)
+        session = await self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
         return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False)
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
-        found = self.store.unfinished_turn(turn_id)
+        found = await self.store.unfinished_turn(turn_id)
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         session, number, message = found
@@ -136,4 +138,4 @@ class Cantata:
         await self.settle()
         await self.pool.close()
         if self._store is not None:
-            self._store.close()
+            await self._store.close()

@@ -46,7 +46,8 @@ class TurnRunner:
         self.turn_id = turn_id
         self.number = number
         self.message = message
-        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id, resumed=resumed)
+        self.resumed = resumed
+        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
         self.results = {name: AgentResult(name) for name in pipeline.order}
         self.conflicts: list[dict[str, Any]] = []
         self.early: Delivery | None = None
@@ -60,12 +61,14 @@ class TurnRunner:
         return time.monotonic() - self._t0
 
     def emit(self, type: EventType, agent: str | None = None, **data: Any) -> None:
-        self.bus.publish(Event(type, self.turn_id, self.session.id, self.clock(), agent, data))
+        self.bus.publish(Event(type, self.turn_id, self.session.id, self.clock(), agent, data, user_id=self.session.user_id))
 
     async def run(self) -> TurnResult:
         self._t0 = time.monotonic()
+        if self.resumed:
+            await self.board.load()
         self.emit("turn_started", message_chars=len(self.message), resumed=bool(self.board.outputs))
-        self._prepare_context()
+        await self._prepare_context()
         done: dict[str, asyncio.Future[None]] = {}
         loop = asyncio.get_running_loop()
         for name in self.pipeline.order:
@@ -102,21 +105,24 @@ class TurnRunner:
             conflicts=self.conflicts,
         )
 
-    def _prepare_context(self) -> None:
+    async def _prepare_context(self) -> None:
         """Memory, recent turns and the briefing: read once per turn, shared by every agent."""
-        memory = self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id)
+        memory = await self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id)
         self._memory = {name: entry.output for name, entry in memory.items()}
         model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
         if not model_agents:
             return
         # Budgets are counted with the tokenizer of the instance the first model agent uses.
         counter = self.pool.instance_for(model_agents[0].model).backend.count_tokens
-        summary, upto = self.store.session_summary(self.session.id)
-        self._briefing = build_briefing(
+        summary, upto = await self.store.session_summary(self.session.id)
+        past_turns = await self.store.recent_turns(self.session.id, self.turn_id, after_number=upto)
+        # Counting tokens runs the model's tokenizer: off the event loop, like the model.
+        self._briefing = await asyncio.to_thread(
+            build_briefing,
             preamble=self.pipeline.preamble,
             memory=memory,
             summary=summary,
-            past_turns=self.store.recent_turns(self.session.id, self.turn_id, after_number=upto),
+            past_turns=past_turns,
             message=self.message,
             budget=self.pipeline.spec.budget,
             count=counter,

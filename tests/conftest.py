@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cantata.store import SqliteStore, Store
+
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -43,3 +45,24 @@ def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
         for key, value in options.items():
             lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
     return write("instances.yaml", "\n".join(lines) + "\n")
+
+
+# -- stores ----------------------------------------------------------------------------------
+# The store tests run once per implementation of the `Store` protocol. Each param makes a
+# factory that opens a store on one database; calling it twice gives two stores (two
+# connections, as two processes would have) on the same data.
+
+StoreFactory = Callable[[], Store]
+
+
+def _sqlite_factory(tmp_path: Path) -> StoreFactory:
+    return lambda: SqliteStore(tmp_path / "store" / "cantata.db")
+
+
+STORE_IMPLEMENTATIONS = {"sqlite": _sqlite_factory}
+
+
+@pytest.fixture(params=sorted(STORE_IMPLEMENTATIONS))
+def open_test_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    factory: StoreFactory = STORE_IMPLEMENTATIONS[request.param](tmp_path)
+    return factory

@@ -31,8 +31,8 @@ def make_app(config: Path, home: Path, **options: object) -> FastAPI:
     return create_app(load_config(config), home=home, **options)  # type: ignore[arg-type]
 
 
-def new_key(home: Path, user: str, *, admin: bool = False) -> str:
-    ring = KeyRing(home)
+async def new_key(home: Path, user: str, *, admin: bool = False) -> str:
+    ring = await KeyRing.open(home)
     try:
         return ring.create(user, admin=admin)[1]
     finally:

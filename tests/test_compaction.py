@@ -33,12 +33,12 @@ async def test_long_session_is_summarised_between_turns(write: WriteFile, home: 
             # The reply is delivered while compaction may still be running in the background.
             compaction_pending_at_delivery.append(bool(app._background))
             await app.settle()
-        summary, upto = app.store.session_summary(session)
+        summary, upto = await app.store.session_summary(session)
         last = await app.run_turn(pipeline, "and now?", session_id=session)
         # The briefing the next turn gets: the summary, then every turn after it, none dropped.
         briefing = build_briefing(
             preamble="", memory={}, summary=summary,
-            past_turns=app.store.recent_turns(session, 2**62, after_number=upto),
+            past_turns=await app.store.recent_turns(session, 2**62, after_number=upto),
             message="next", budget=pipeline.spec.budget, count=app.pool.instance_for("default").backend.count_tokens,
         )
     finally:
@@ -57,6 +57,6 @@ async def test_short_session_is_left_alone(write: WriteFile, home: Path) -> None
         result = await app.run_turn(pipeline, "hello")
         await app.run_turn(pipeline, "again", session_id=result.session)
         await app.settle()
-        assert app.store.session_summary(result.session) == ("", 0)
+        assert await app.store.session_summary(result.session) == ("", 0)
     finally:
         await app.close()

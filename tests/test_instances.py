@@ -67,7 +67,7 @@ async def test_live_figures_from_the_event_log(write: WriteFile, home: Path) -> 
     app = Cantata(load_config(config), home=home)
     try:
         await app.run_turn(load_pipeline(write("p.yaml", DIAMOND)), "hello")
-        figures = live_figures(app.store, since_wall=0)
+        figures = await live_figures(app.store, since_wall=0)
     finally:
         await app.close()
     assert set(figures) == {"fast", "slow"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -100,10 +101,11 @@ async def test_outputs_are_stored_before_readers_start(write: WriteFile, home: P
 
     def check(event: Event) -> None:
         if event.type == "agent_started" and event.agent:
-            # What the store holds at the moment the agent starts.
-            seen[event.agent] = set(app.store.entries(event.turn_id))
-            messages = app.store.recent_turns  # the user's message row exists from the start
-            assert messages is not None
+            # What is committed to the database file at the moment the agent starts.
+            db = sqlite3.connect(home / "cantata.db")
+            rows = db.execute("SELECT agent FROM blackboard WHERE turn_id = ?", (event.turn_id,)).fetchall()
+            seen[event.agent] = {agent for (agent,) in rows}
+            db.close()
 
     try:
         await app.run_turn(load_pipeline(write("p.yaml", DIAMOND)), "hello", on_event=check)
@@ -226,7 +228,7 @@ async def test_resume_reruns_only_missing_agents(write: WriteFile, home: Path) -
     pipeline = load_pipeline(write("p.yaml", DIAMOND))
     app = Cantata(load_config(speeds(write)), home=home)
     try:
-        session = app.session_for(pipeline, user="u", session_id=None)
+        session = await app.session_for(pipeline, user="u", session_id=None)
         turn_id, _ = await app.store.start_turn(session, "hello", new_session=True)
         # As if the process died after a, e and c wrote.
         for agent in ("a", "e", "c"):

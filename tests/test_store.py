@@ -1,124 +1,107 @@
-"""The SQLite store: migrations in order, write-once blackboard, memory across sessions."""
+"""The store, through its protocol only: every test runs once per implementation
+(`open_test_store` in conftest.py), so a new store joins by adding itself there."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import open_store
-from cantata.store.migrations import MIGRATIONS
+from cantata.store import Store
+from tests.conftest import StoreFactory
 
 
-def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
-    assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
-    assert store.migrate() == []  # nothing left to apply
-    store.close()
-    reopened = open_store(tmp_path)
-    assert reopened.migrate() == []
-    tables = {r[0] for r in sqlite3.connect(tmp_path / "cantata.db").execute("SELECT name FROM sqlite_master")}
-    assert {"users", "sessions", "turns", "messages", "blackboard", "events"} <= tables
+@pytest.fixture
+async def store(open_test_store: StoreFactory) -> AsyncIterator[Store]:
+    opened = open_test_store()
+    yield opened
+    await opened.close()
 
 
-def test_migration_names_are_ordered_and_unique() -> None:
-    names = [name for name, _ in MIGRATIONS]
-    assert names == sorted(names) and len(set(names)) == len(names)
+async def new_turn(store: Store, user: str, message: str = "hi") -> tuple[str, int]:
+    session = store.new_session(user, "p")
+    turn_id, _ = await store.start_turn(session, message, new_session=True)
+    return session.id, turn_id
 
 
-async def test_blackboard_is_write_once_and_events_commit_with_writes(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
-    session = store.new_session("ana", "p")
-    turn_id, number = await store.start_turn(session, "hello", new_session=True)
-    assert number == 1
-    store.record_event(Event("agent_started", turn_id, session.id, 0.1, "a"))
-    store.record_event(Event("agent_token", turn_id, session.id, 0.2, "a", {"text": "x"}))  # live only
+async def test_blackboard_is_write_once(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
     await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None)
     with pytest.raises(StoreError, match="already has an entry"):
         await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None)
-    assert store.entries(turn_id)["a"].output == {"x": 1}
-    # Read back through a second connection: it is committed, not just buffered.
-    other = sqlite3.connect(tmp_path / "cantata.db")
-    assert other.execute("SELECT type FROM events").fetchall() == [("agent_started",)]
-    assert other.execute("SELECT content FROM messages").fetchall() == [("hello",)]
+    assert (await store.entries(turn_id))["a"].output == {"x": 1}
 
 
-async def test_memory_is_the_latest_ok_entry_of_this_user_only(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+async def test_writes_are_visible_to_another_store_on_the_same_database(open_test_store: StoreFactory) -> None:
+    first, second = open_test_store(), open_test_store()
+    try:
+        session_id, turn_id = await new_turn(first, "ana", "hello")
+        first.record_event(Event("agent_started", turn_id, session_id, 0.1, "a"))
+        first.record_event(Event("agent_token", turn_id, session_id, 0.2, "a", {"text": "x"}))  # live only
+        await first.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=[1], error=None)
+        # Committed, not just buffered: the event went with the entry's commit.
+        assert [e.type for e in await second.events_after(0)] == ["agent_started"]
+        assert (await second.entries(turn_id))["a"].output == [1]
+        turn = await second.get_turn(turn_id)
+        assert turn is not None and turn.message == "hello" and turn.status == "running"
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_turn_numbers_stay_unique_with_two_writers_at_once(open_test_store: StoreFactory) -> None:
+    first, second = open_test_store(), open_test_store()
+    try:
+        session = first.new_session("ana", "p")
+        await first.start_turn(session, "turn 1", new_session=True)
+        started = await asyncio.gather(
+            *(store.start_turn(session, f"from {i}") for i in range(20) for store in (first, second))
+        )
+        numbers = sorted(number for _, number in started)
+        assert numbers == list(range(2, 42))
+        turns = await second.turns(session.id)
+        assert [t.number for t in turns] == list(range(1, 42))
+        assert (await second.sessions("ana"))[0].turns == 41
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_memory_is_the_latest_ok_entry_of_this_user_only(store: Store) -> None:
     for user in ("ana", "ben"):
         session = store.new_session(user, "p")
         for n in range(2):
             turn_id, _ = await store.start_turn(session, f"{user} {n}", new_session=n == 0)
-            await store.write_entry(turn_id=turn_id, user_id=user, agent="shadow", status="ok",
-                                    output={"who": user, "n": n}, error=None)
+            await store.write_entry(
+                turn_id=turn_id, user_id=user, agent="shadow", status="ok", output={"who": user, "n": n}, error=None
+            )
             await store.finish_turn(turn_id, "ok", [])
-    failed_turn, _ = await store.start_turn(store.new_session("ana", "p"), "x", new_session=True)
+    _, failed_turn = await new_turn(store, "ana", "x")
     await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e")
-    memory = store.latest_outputs("ana", ["shadow"], before_turn=10_000)
+    memory = await store.latest_outputs("ana", ["shadow"], before_turn=10_000)
     assert memory["shadow"].output == {"who": "ana", "n": 1}
 
 
-async def test_writes_in_one_tick_share_a_commit_but_fail_alone(tmp_path: Path) -> None:
-    import asyncio
-
-    store = open_store(tmp_path)
-    turn_id, _ = await store.start_turn(store.new_session("ana", "p"), "hi", new_session=True)
+async def test_writes_in_one_tick_share_a_commit_but_fail_alone(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
     await store.write_entry(turn_id=turn_id, user_id="ana", agent="dup", status="ok", output=1, error=None)
     results = await asyncio.gather(
-        *(store.write_entry(turn_id=turn_id, user_id="ana", agent=name, status="ok", output=name, error=None)
-          for name in ("x", "dup", "y")),
+        *(
+            store.write_entry(turn_id=turn_id, user_id="ana", agent=name, status="ok", output=name, error=None)
+            for name in ("x", "dup", "y")
+        ),
         return_exceptions=True,
     )
     assert results[0] is None and results[2] is None
     assert isinstance(results[1], StoreError)
-    assert set(store.entries(turn_id)) == {"dup", "x", "y"}
+    assert set(await store.entries(turn_id)) == {"dup", "x", "y"}
 
 
-async def test_events_are_published_to_subscribers_and_stored(tmp_path: Path) -> None:
-    from cantata.config import InstanceConfig, InstancesConfig
-    from cantata.runtime import Cantata
-    from cantata.spec import load_pipeline
-
-    (tmp_path / "p.yaml").write_text("name: p\nagents:\n  - name: a\n    prompt: x\n    deliver: final\n")
-    app = Cantata(InstancesConfig(instances=[InstanceConfig(name="s", backend="scripted")]), home=tmp_path)
-    queue = app.bus.subscribe()
-    result = await app.run_turn(load_pipeline(tmp_path / "p.yaml"), "hi")
-    live = []
-    while not queue.empty():
-        live.append(queue.get_nowait().type)
-    stored = [e["type"] for e in app.store.events(result.turn_id)]
-    await app.close()
-    assert live[0] == "turn_started" and live[-1] == "turn_delivered" and "agent_token" in live
-    assert stored == [t for t in live if t != "agent_token"]  # tokens are live only
-
-
-async def test_export_and_forget_touch_one_user_only(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
-    for user in ("ana", "ben"):
-        session = store.new_session(user, "coaching")
-        turn_id, _ = await store.start_turn(session, f"{user} says hi", new_session=True)
-        await store.write_entry(turn_id=turn_id, user_id=user, agent="persona", status="ok", output={"of": user}, error=None)
-        await store.finish_turn(turn_id, "ok", [("coach", f"hello {user}")])
-    exported = store.export_user("ana")
-    assert [m["content"] for m in exported["sessions"][0]["turns"][0]["messages"]] == ["ana says hi", "hello ana"]
-    assert exported["sessions"][0]["turns"][0]["blackboard"]["persona"]["output"] == {"of": "ana"}
-    assert "ben" not in str(exported)
-    assert await store.forget_user("ana") == 1
-    assert store.export_user("ana") == {"user": "ana", "sessions": []}
-    assert store.latest_outputs("ana", ["persona"], 10**9) == {}
-    assert store.latest_outputs("ben", ["persona"], 10**9)["persona"].output == {"of": "ben"}
-    db = sqlite3.connect(tmp_path / "cantata.db")
-    assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (2,)  # only ben's remain
-
-
-async def test_a_cancelled_writer_does_not_hang_the_others(tmp_path: Path) -> None:
-    import asyncio
-
-    store = open_store(tmp_path)
-    turn_id, _ = await store.start_turn(store.new_session("ana", "p"), "hi", new_session=True)
+async def test_a_cancelled_writer_does_not_hang_the_others(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
     first = asyncio.create_task(
         store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=1, error=None)
     )
@@ -127,17 +110,114 @@ async def test_a_cancelled_writer_does_not_hang_the_others(tmp_path: Path) -> No
     )
     await asyncio.sleep(0)  # both queued for the same commit
     first.cancel()
-    await asyncio.wait_for(second, timeout=2)
-    assert "b" in store.entries(turn_id)
+    await asyncio.wait_for(second, timeout=5)
+    assert "b" in await store.entries(turn_id)
 
 
-async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
-    mine, _ = await store.start_turn(store.new_session("u", "p"), "hi", new_session=True)
-    theirs, _ = await store.start_turn(store.new_session("v", "p"), "hi", new_session=True)
-    store.record_event(Event("conflict", mine, "s", 0.1, "rules", {"actions": {"a"}}))  # a set is not JSON
-    store.record_event(Event("agent_started", theirs, "s", 0.1, "a"))
+async def test_turns_and_sessions_read_back_as_delivered(store: Store) -> None:
+    session = store.new_session("ana", "coaching")
+    first, _ = await store.start_turn(session, "hello", new_session=True)
+    await store.finish_turn(first, "ok", [("coach", "hi!"), ("synth", "hello, Ana")])
+    second, number = await store.start_turn(session, "and now?")
+    assert number == 2
+    turn = await store.get_turn(first)
+    assert turn is not None
+    assert (turn.session_id, turn.user_id, turn.pipeline, turn.number, turn.status) == (session.id, "ana", "coaching", 1, "ok")
+    assert turn.replies == [("coach", "hi!"), ("synth", "hello, Ana")] and turn.finished_at is not None
+    assert [t.id for t in await store.turns(session.id)] == [first, second]
+    assert await store.get_turn(10**9) is None
+    assert await store.unfinished_turn(first) is None
+    unfinished = await store.unfinished_turn(second)
+    assert unfinished is not None and unfinished[1:] == (2, "and now?")
+    recent = await store.recent_turns(session.id, before_turn=second)
+    assert [(t.number, t.user_message, t.reply) for t in recent] == [(1, "hello", "hello, Ana")]
+    other = store.new_session("ana", "coaching")
+    await store.start_turn(other, "later", new_session=True)
+    assert [s.id for s in await store.sessions("ana")] == [other.id, session.id]
+    assert await store.sessions("nobody") == []
+
+
+async def test_summary_is_kept_per_session(store: Store) -> None:
+    session_id, _ = await new_turn(store, "ana")
+    assert await store.session_summary(session_id) == ("", 0)
+    await store.set_summary(session_id, "Ana walks to work.", 3)
+    assert await store.session_summary(session_id) == ("Ana walks to work.", 3)
+
+
+async def test_events_get_increasing_sequence_numbers_and_replay_after_one(store: Store) -> None:
+    committed: list[Event] = []
+    store.on_commit(committed.extend)
+    ana_session, ana_turn = await new_turn(store, "ana")
+    ben_session, ben_turn = await new_turn(store, "ben")
+    recorded = [
+        Event("turn_started", ana_turn, ana_session, 0.0, user_id="ana"),
+        Event("agent_started", ben_turn, ben_session, 0.0, "a", user_id="ben"),
+        Event("agent_token", ana_turn, ana_session, 0.1, "a", {"text": "x"}, user_id="ana"),
+        Event("agent_finished", ana_turn, ana_session, 0.2, "a", {"tokens": 3}, user_id="ana"),
+    ]
+    for event in recorded:
+        store.record_event(event)
+    await store.finish_turn(ana_turn, "ok", [])
+    seqs = [e.seq for e in committed]
+    assert len(seqs) == 3 and all(s is not None for s in seqs) and seqs == sorted(set(seqs))  # type: ignore[type-var]
+    assert recorded[2].seq is None  # tokens are never stored
+    first = committed[0].seq
+    assert first is not None
+    after_first = await store.events_after(first)
+    assert [(e.type, e.user_id) for e in after_first] == [("agent_started", "ben"), ("agent_finished", "ana")]
+    assert [e.seq for e in after_first] == seqs[1:]
+    assert [e.type for e in await store.events_after(0, user_id="ana")] == ["turn_started", "agent_finished"]
+    assert [e.type for e in await store.events_after(0, turn_id=ben_turn)] == ["agent_started"]
+    assert (await store.events(ana_turn))[1].data == {"tokens": 3}
+    assert len(await store.events_after(0, limit=1)) == 1
+
+
+async def test_events_without_a_write_are_committed_soon(store: Store) -> None:
+    session_id, turn_id = await new_turn(store, "ana")
+    committed: list[Event] = []
+    store.on_commit(committed.extend)
+    event = Event("agent_queued", turn_id, session_id, 0.0, "a")
+    store.record_event(event)
+    for _ in range(200):  # no write follows: a timer commits it
+        if committed:
+            break
+        await asyncio.sleep(0.01)
+    assert committed == [event] and event.seq is not None
+
+
+async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events(store: Store) -> None:
+    mine_session, mine = await new_turn(store, "u")
+    theirs_session, theirs = await new_turn(store, "v")
+    store.record_event(Event("conflict", mine, mine_session, 0.1, "rules", {"actions": {"a"}}))  # a set is not JSON
+    store.record_event(Event("agent_started", theirs, theirs_session, 0.1, "a"))
     await store.forget_user("v")  # v's buffered event now points at a deleted turn
     await store.write_entry(turn_id=mine, user_id="u", agent="a", status="ok", output=1, error=None)
-    assert [e["type"] for e in store.events(mine)] == ["conflict"]
-    assert store.events(mine)[0]["data"] == {"actions": "{'a'}"}
+    events = await store.events(mine)
+    assert [e.type for e in events] == ["conflict"]
+    assert events[0].data == {"actions": "{'a'}"}
+    assert await store.events_after(0, user_id="v") == []
+
+
+async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
+    for user in ("ana", "ben"):
+        session = store.new_session(user, "coaching")
+        turn_id, _ = await store.start_turn(session, f"{user} says hi", new_session=True)
+        await store.write_entry(
+            turn_id=turn_id, user_id=user, agent="persona", status="ok", output={"of": user}, error=None
+        )
+        store.record_event(Event("agent_finished", turn_id, session.id, 0.1, "persona", user_id=user))
+        await store.finish_turn(turn_id, "ok", [("coach", f"hello {user}")])
+        await store.set_summary(session.id, f"{user} said hi", 1)
+    exported = await store.export_user("ana")
+    assert [m["content"] for m in exported["sessions"][0]["turns"][0]["messages"]] == ["ana says hi", "hello ana"]
+    assert exported["sessions"][0]["turns"][0]["blackboard"]["persona"]["output"] == {"of": "ana"}
+    assert "ben" not in str(exported)
+    assert await store.forget_user("ana") == 1
+    assert await store.export_user("ana") == {"user": "ana", "sessions": []}
+    assert await store.sessions("ana") == []
+    assert await store.latest_outputs("ana", ["persona"], 10**9) == {}
+    assert await store.events_after(0, user_id="ana") == []
+    assert (await store.latest_outputs("ben", ["persona"], 10**9))["persona"].output == {"of": "ben"}
+    ben = await store.export_user("ben")
+    assert ben["sessions"][0]["summary"] == "ben said hi"
+    assert [e.user_id for e in await store.events_after(0)] == ["ben"]

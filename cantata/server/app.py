@@ -5,6 +5,7 @@ many apps as they like, each with its own home, config and metrics."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -51,7 +52,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        keys = KeyRing(home)
+        keys = await KeyRing.open(home)
         check_bind(host, keys)
         runtime = Cantata(config, home=home)
         app.state.auth = Auth(keys, loopback=is_loopback(host))
@@ -104,7 +105,7 @@ def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Ite
 
     home = cantata_home()
     config = load_config(config_path)
-    keys = KeyRing(home)
+    keys = asyncio.run(KeyRing.open(home))
     try:
         check_bind(host, keys)
     finally:

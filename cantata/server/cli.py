@@ -3,6 +3,7 @@ FastAPI and uvicorn are imported only when serving, so other commands start fast
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 from pathlib import Path
@@ -38,7 +39,7 @@ def keys() -> None:
 @click.option("--admin", is_flag=True, help="May see every user's data and the operator views.")
 def create(user: str, admin: bool) -> None:
     """Create a key; it is printed once and cannot be shown again."""
-    ring = KeyRing(cantata_home())
+    ring = asyncio.run(KeyRing.open(cantata_home()))
     try:
         info, token = ring.create(user, admin=admin)
     finally:
@@ -51,7 +52,7 @@ def create(user: str, admin: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def list_keys(as_json: bool) -> None:
     """The keys (ids, users, roles; never the keys themselves)."""
-    ring = KeyRing(cantata_home())
+    ring = asyncio.run(KeyRing.open(cantata_home()))
     try:
         rows = ring.list()
     finally:
@@ -69,7 +70,7 @@ def list_keys(as_json: bool) -> None:
 @click.argument("key_id")
 def revoke(key_id: str) -> None:
     """Revoke a key by its id (or the key itself)."""
-    ring = KeyRing(cantata_home())
+    ring = asyncio.run(KeyRing.open(cantata_home()))
     try:
         info = ring.revoke(key_id)
     finally:

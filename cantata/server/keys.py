@@ -44,8 +44,18 @@ def _hash(token: str) -> str:
 
 
 class KeyRing:
+    @classmethod
+    async def open(cls, home: Path) -> KeyRing:
+        """The key ring of the store under `home`, created and migrated if need be."""
+        store = open_store(home)
+        try:
+            await store.get_session("")  # the first call opens the file and applies the migrations
+        finally:
+            await store.close()
+        return cls(home)
+
     def __init__(self, home: Path) -> None:
-        open_store(home).close()  # creates the database and applies the migrations
+        """Use `await KeyRing.open(home)`: this assumes the migrations are applied."""
         try:
             self._db = sqlite3.connect(str(home / "cantata.db"), check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:

@@ -19,12 +19,12 @@ from cantata import pipelines as bundled_pipelines
 from cantata.errors import UserError
 from cantata.events import Event
 from cantata.runtime import Cantata
-from cantata.server import reads
 from cantata.server.errors import HTTPError
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.spec import Pipeline, load_pipeline
+from cantata.store import SessionRow, Store, TurnRow
 from cantata.turn import TurnResult
 
 log = logging.getLogger("cantata.server")
@@ -36,12 +36,15 @@ class TurnHandle:
 
     pipeline: Pipeline
     principal: Principal
+    owners: dict[int, str]
     events: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
     started: asyncio.Future[Event] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     task: asyncio.Task[TurnResult] | None = None
 
     def on_event(self, event: Event) -> None:
         if event.type == "turn_started" and not self.started.done():
+            # Known before the event is committed, so the live event filter can place it.
+            self.owners[event.turn_id] = self.principal.user
             self.started.set_result(event)
         self.events.put_nowait(event)
 
@@ -69,11 +72,12 @@ class Service:
         self.index = SessionIndex()
         self.locks = SessionLocks()
         self.running: set[asyncio.Task[TurnResult]] = set()
+        self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
         self.metrics = Metrics(runtime.pool, lambda: len(self.running))
         self.started_at = time.time()
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         return self.runtime.store
 
     # -- pipelines ------------------------------------------------------------------------
@@ -103,7 +107,7 @@ class Service:
     ) -> TurnHandle:
         """Start a turn and return once it has started (or raise why it could not)."""
         if session_id is not None:
-            session = self.store.get_session(session_id)
+            session = await self.store.get_session(session_id)
             if session is None or (session.user_id != principal.user):
                 raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
             if session.pipeline != pipeline.name:
@@ -117,7 +121,7 @@ class Service:
             )
         if session_id is not None and reject_if_busy and self.locks.busy(session_id):
             raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
-        handle = TurnHandle(pipeline=pipeline, principal=principal)
+        handle = TurnHandle(pipeline=pipeline, principal=principal, owners=self.owners)
         asked = [u for u, _ in history] + [message]
         handle.task = asyncio.create_task(self._turn(handle, message, session_id, asked, reject_if_busy))
         self.running.add(handle.task)
@@ -161,6 +165,10 @@ class Service:
 
     def _finished(self, task: asyncio.Task[TurnResult]) -> None:
         self.running.discard(task)
+        if not task.cancelled() and task.exception() is None:
+            # Its last events may still be on their way to the store (and the filter).
+            turn_id = task.result().turn_id
+            asyncio.get_running_loop().call_later(60.0, self.owners.pop, turn_id, None)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             if not isinstance(exc, (UserError, HTTPError)):
@@ -173,23 +181,28 @@ class Service:
 
     # -- who may see what -----------------------------------------------------------------
 
-    def visible_user(self, principal: Principal, user: str | None) -> str | None:
-        """The user whose data a request reads: the caller's own, or (admin only) any, or
-        everyone's when an admin names none."""
+    def visible_user(self, principal: Principal, user: str | None) -> str:
+        """The user whose data a request reads: the caller's own, or (admin only) any."""
         if user is None:
-            return None if principal.admin else principal.user
+            return principal.user
         if not principal.admin and user != principal.user:
             raise HTTPError(404, f"no user '{user}'", code="user_not_found")
         return user
 
-    async def session(self, principal: Principal, session_id: str) -> Any:
-        session = self.store.get_session(session_id)
+    def event_filter(self, principal: Principal, user: str | None) -> str | None:
+        """Whose events a stream carries: an admin's stream, unless it names a user, has everyone's."""
+        if user is None and principal.admin:
+            return None
+        return self.visible_user(principal, user)
+
+    async def session(self, principal: Principal, session_id: str) -> SessionRow:
+        session = await self.store.get_session(session_id)
         if session is None or not (principal.admin or session.user_id == principal.user):
             raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
         return session
 
-    async def turn(self, principal: Principal, turn_id: int) -> reads.TurnRow:
-        row = await reads.get_turn(self.store, turn_id)
+    async def turn(self, principal: Principal, turn_id: int) -> TurnRow:
+        row = await self.store.get_turn(turn_id)
         if row is None or not (principal.admin or row.user_id == principal.user):
             raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
         return row

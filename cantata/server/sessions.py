@@ -13,7 +13,6 @@ import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from cantata.server import reads
 from cantata.server.errors import HTTPError
 from cantata.store import Store
 
@@ -49,13 +48,13 @@ class SessionIndex:
         asked = [u for u, _ in history]
         known = self._known.get(fingerprint(user, pipeline, asked))
         if known is not None:
-            session = store.get_session(known)
+            session = await store.get_session(known)
             if session is not None and session.user_id == user:
                 return known
-        for info in await reads.sessions(store, user):
+        for info in await store.sessions(user):
             if info.pipeline != pipeline or info.turns != len(history):
                 continue
-            turns = await reads.turns(store, info.id)
+            turns = await store.turns(info.id)
             if [t.message for t in turns] != asked:
                 continue
             if all(_replied(said, [text for _, text in turn.replies]) for (_, said), turn in zip(history, turns)):

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cantata.server.reads import StoredEvent, TurnRow
 from cantata.spec import Pipeline
-from cantata.store import EntryRow
+from cantata.store import EntryRow, StoredEvent, TurnRow
 
 
 def turn_detail(

@@ -1,16 +1,26 @@
-"""Persistence: SQLite by default (a file under CANTATA_HOME)."""
+"""Persistence behind one async interface (`base.Store`): SQLite by default, a file under CANTATA_HOME."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cantata.store.sqlite import EntryRow, PastTurn, SessionRow, SqliteStore
-
-Store = SqliteStore
+from cantata.store.base import EntryRow, PastTurn, SessionInfo, SessionRow, Store, StoredEvent, TurnRow
+from cantata.store.sqlite import SqliteStore
 
 
 def open_store(home: Path) -> Store:
+    """The store under CANTATA_HOME. Opening does no I/O on the caller's thread."""
     return SqliteStore(home / "cantata.db")
 
 
-__all__ = ["EntryRow", "PastTurn", "SessionRow", "Store", "open_store"]
+__all__ = [
+    "EntryRow",
+    "PastTurn",
+    "SessionInfo",
+    "SessionRow",
+    "SqliteStore",
+    "Store",
+    "StoredEvent",
+    "TurnRow",
+    "open_store",
+]

@@ -70,6 +70,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        # A turn's number comes from this counter, incremented in place (UPDATE ... RETURNING),
+        # so two writers starting turns of one session at once cannot take the same number.
+        "003_session_turn_counter",
+        """
+        ALTER TABLE sessions ADD COLUMN turn_count INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET turn_count = (SELECT COALESCE(MAX(number), 0) FROM turns WHERE session_id = sessions.id);
+        """,
+    ),
+    (
         # API keys of the server (cantata/server/keys.py): only a hash of each key is kept.
         # No foreign key to users: forgetting a user's data does not revoke their access.
         "004_api_keys",

@@ -1,8 +1,16 @@
-"""The SQLite store: one file under CANTATA_HOME, one connection, one writer.
+"""The SQLite store: one file under CANTATA_HOME, one connection on one worker thread.
 
-Writes are small and commit at once (WAL, synchronous=NORMAL: durable against a crash
-of Cantata, fast enough to commit on every blackboard write). Events are buffered and
-committed with the next write, so a node costs one commit, not four.
+Every read and write runs on that thread (datasette's pattern: one thread owns the
+connection and is the only writer), so the event loop never waits on the disk. Writes
+are grouped: every write asked for in one loop tick, and every write asked for while
+the thread is busy, shares one transaction and one commit; each caller goes on once its
+own write is durable. Many turns finishing agents at once then cost one commit, not one
+each. Events are buffered and committed with the next write, or after EVENT_FLUSH_S
+when no write comes, so a node costs one commit, not four.
+
+WAL with synchronous=NORMAL: durable against a crash of Cantata, fast enough to commit on
+every blackboard write. `busy_timeout` lets a second process (`cantata run` beside a
+server) wait for the write lock instead of failing.
 """
 
 from __future__ import annotations
@@ -13,96 +21,196 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cantata.errors import StoreError
-from cantata.events import PERSISTED, Event
+from cantata.events import Event
+from cantata.store.base import Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
 from cantata.store.migrations import MIGRATIONS
 
+T = TypeVar("T")
+Write = Callable[[sqlite3.Connection], Any]
 
-@dataclass(frozen=True)
-class SessionRow:
-    id: str
-    user_id: str
-    pipeline: str
-
-
-@dataclass(frozen=True)
-class EntryRow:
-    turn_id: int
-    agent: str
-    status: str
-    output: Any
-    error: str | None
-
-
-@dataclass(frozen=True)
-class PastTurn:
-    turn_id: int
-    number: int
-    user_message: str
-    reply: str | None
+EVENT_FLUSH_S = 0.05  # how long a buffered event may wait for a write to carry it
+BUSY_TIMEOUT_MS = 5000
 
 
 class SqliteStore:
     def __init__(self, path: Path | str) -> None:
         self.path = path
-        try:
-            if isinstance(path, Path):
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the database {path}: {exc}") from None
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._pending_events: list[tuple[Any, ...]] = []
-        self._batch: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cantata-store")
+        self._db: sqlite3.Connection | None = None
+        self._open_error: StoreError | None = None
+        # The thread runs calls in order, so the connection is open before any other call.
+        self._executor.submit(self._open)
+        self._batch: list[tuple[Write, asyncio.Future[Any]]] = []
+        self._pending: list[tuple[Event, tuple[Any, ...]]] = []
         self._flush_scheduled = False
-        self.migrate()
+        self._writing = False
+        self._event_timer: asyncio.TimerHandle | None = None
+        self._callbacks: list[Committed] = []
+        self._closed = False
 
-    # -- schema ---------------------------------------------------------------------------
+    # -- on the worker thread -------------------------------------------------------------
 
-    def migrate(self) -> list[str]:
-        """Apply the migrations not yet applied, in order; return their names."""
-        self._db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        done = {row[0] for row in self._db.execute("SELECT name FROM migrations")}
-        applied = []
-        for name, sql in MIGRATIONS:
-            if name in done:
-                continue
+    def _open(self) -> None:
+        try:
+            if isinstance(self.path, Path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._db = db
+            _migrate(db, self.path)
+        except StoreError as exc:
+            self._open_error = exc
+        except (OSError, sqlite3.Error) as exc:
+            self._open_error = StoreError(f"cannot open the database {self.path}: {exc}")
+            self._open_error.__cause__ = exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._open_error is not None:
+            raise self._open_error
+        if self._db is None:
+            raise StoreError(f"the database {self.path} is closed")
+        return self._db
+
+    def _write_batch(
+        self, writes: list[Write], events: list[tuple[Any, ...]]
+    ) -> tuple[list[tuple[bool, Any]], int | None]:
+        """Run the writes in one transaction with the buffered events; on a failure, one
+        transaction each, so that one bad write fails alone. Returns each write's
+        (ok, result or error) and the sequence number before the events' (None if they
+        could not be committed)."""
+        db = self._connection()
+        try:
+            with _transaction(db):
+                results: list[tuple[bool, Any]] = [(True, write(db)) for write in writes]
+                committed = _insert_events(db, events)
+            return results, committed
+        except Exception:
+            pass
+        outcomes: list[tuple[bool, Any]] = []
+        base: int | None = None
+        for write in writes:
             try:
-                self._db.execute("BEGIN")
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
-                raise StoreError(f"migration {name} failed on {self.path}: {exc}") from None
-            applied.append(name)
-        return applied
+                with _transaction(db):
+                    result = write(db)
+                    if base is None:
+                        base = _insert_events(db, events)
+                outcomes.append((True, result))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        if base is None and events:
+            try:
+                with _transaction(db):
+                    base = _insert_events(db, events)
+            except Exception:
+                base = None
+        return outcomes, base
 
-    def applied_migrations(self) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT name FROM migrations ORDER BY name")]
+    # -- on the event loop ----------------------------------------------------------------
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: _guarded(self.path, fn, self._connection()))
+
+    async def commit(self, write: Write) -> Any:
+        """Run `write` in the transaction shared by the writes of this tick and return its
+        result once committed."""
+        if self._closed:
+            raise StoreError(f"the database {self.path} is closed")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._batch.append((write, future))
+        self._schedule_flush()
+        return await future
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and not self._writing:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._writing or not (self._batch or self._pending):
+            return
+        batch, self._batch = self._batch, []
+        pending, self._pending = self._pending, []
+        self._writing = True
+        done = self._executor.submit(self._write_batch, [w for w, _ in batch], [row for _, row in pending])
+        asyncio.wrap_future(done).add_done_callback(lambda f: self._written(batch, pending, f))
+
+    def _written(
+        self,
+        batch: list[tuple[Write, asyncio.Future[Any]]],
+        pending: list[tuple[Event, tuple[Any, ...]]],
+        done: asyncio.Future[tuple[list[tuple[bool, Any]], int | None]],
+    ) -> None:
+        self._writing = False
+        try:
+            outcomes, base = done.result()
+        except BaseException as exc:  # the connection itself failed (or never opened)
+            error = exc if isinstance(exc, StoreError) else StoreError(f"write to {self.path} failed: {exc}")
+            outcomes, base = [(False, error)] * len(batch), None
+        for (_, future), (ok, value) in zip(batch, outcomes):
+            if ok:
+                _settle(future, result=value)
+            else:
+                _settle(future, error=_store_error(self.path, value))
+        if base is None:
+            # Not committed: keep them, in order, for the next write (or close).
+            self._pending[:0] = pending
+        elif pending:
+            events = [event for event, _ in pending]
+            for offset, event in enumerate(events, start=1):
+                event.seq = base + offset
+            for callback in self._callbacks:
+                callback(events)
+        if self._batch:
+            self._schedule_flush()
+        elif self._pending and base is not None:
+            self._arm_event_timer()
+
+    def _arm_event_timer(self) -> None:
+        if self._event_timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop: `close` commits what is left
+            self._event_timer = loop.call_later(EVENT_FLUSH_S, self._event_timer_fired)
+
+    def _event_timer_fired(self) -> None:
+        self._event_timer = None
+        self._schedule_flush()
 
     # -- sessions and turns ---------------------------------------------------------------
 
     def new_session(self, user_id: str, pipeline: str) -> SessionRow:
-        """A session row to be stored with its first turn (`start_turn(..., new_session=True)`)."""
         return SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
 
-    def get_session(self, session_id: str) -> SessionRow | None:
-        row = self._db.execute(
-            "SELECT id, user_id, pipeline FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
-        return SessionRow(*row) if row else None
+    async def get_session(self, session_id: str) -> SessionRow | None:
+        def read(db: sqlite3.Connection) -> SessionRow | None:
+            row = db.execute("SELECT id, user_id, pipeline FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            return SessionRow(*row) if row else None
+
+        return await self._read(read)
+
+    async def sessions(self, user_id: str) -> list[SessionInfo]:
+        def read(db: sqlite3.Connection) -> list[SessionInfo]:
+            rows = db.execute(
+                "SELECT id, user_id, pipeline, created_at, turn_count, summary FROM sessions"
+                " WHERE user_id = ? ORDER BY created_at DESC, rowid DESC",
+                (user_id,),
+            ).fetchall()
+            return [SessionInfo(*row) for row in rows]
+
+        return await self._read(read)
 
     async def start_turn(self, session: SessionRow, message: str, *, new_session: bool = False) -> tuple[int, int]:
-        """Store the user's message in a new turn; return (turn id, number in session)."""
         now = time.time()
 
         def write(db: sqlite3.Connection) -> tuple[int, int]:
@@ -112,9 +220,14 @@ class SqliteStore:
                     "INSERT INTO sessions (id, user_id, pipeline, created_at) VALUES (?, ?, ?, ?)",
                     (session.id, session.user_id, session.pipeline, now),
                 )
-            (number,) = db.execute(
-                "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE session_id = ?", (session.id,)
+            # The session row's counter, incremented in place: the row lock makes the
+            # number unique even with several writers (MAX(number)+1 would collide).
+            counted = db.execute(
+                "UPDATE sessions SET turn_count = turn_count + 1 WHERE id = ? RETURNING turn_count", (session.id,)
             ).fetchone()
+            if counted is None:
+                raise StoreError(f"no session '{session.id}'")
+            number = int(counted[0])
             cur = db.execute(
                 "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)", (session.id, number, now)
             )
@@ -123,13 +236,12 @@ class SqliteStore:
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
                 (turn_id, message, now),
             )
-            return turn_id, int(number)
+            return turn_id, number
 
         result: tuple[int, int] = await self.commit(write)
         return result
 
     async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
-        """Mark the turn finished and store the replies delivered, as (agent, text)."""
         now = time.time()
 
         def write(db: sqlite3.Connection) -> None:
@@ -141,24 +253,38 @@ class SqliteStore:
 
         await self.commit(write)
 
-    def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
-        """(session, number, user message) of a turn still marked running, else None."""
-        row = self._db.execute(
-            """
-            SELECT s.id, s.user_id, s.pipeline, t.number,
-                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
-            FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ? AND t.status = 'running'
-            """,
-            (turn_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        return SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4])
+    async def get_turn(self, turn_id: int) -> TurnRow | None:
+        def read(db: sqlite3.Connection) -> TurnRow | None:
+            rows = _turn_rows(db, "t.id = ?", (turn_id,))
+            return rows[0] if rows else None
 
-    def session_summary(self, session_id: str) -> tuple[str, int]:
-        """The running summary of the session and the number of the last turn it covers."""
-        row = self._db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return (str(row[0]), int(row[1])) if row else ("", 0)
+        return await self._read(read)
+
+    async def turns(self, session_id: str) -> list[TurnRow]:
+        return await self._read(lambda db: _turn_rows(db, "t.session_id = ?", (session_id,)))
+
+    async def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
+        def read(db: sqlite3.Connection) -> tuple[SessionRow, int, str] | None:
+            row = db.execute(
+                """
+                SELECT s.id, s.user_id, s.pipeline, t.number,
+                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
+                FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ? AND t.status = 'running'
+                """,
+                (turn_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            return SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4])
+
+        return await self._read(read)
+
+    async def session_summary(self, session_id: str) -> tuple[str, int]:
+        def read(db: sqlite3.Connection) -> tuple[str, int]:
+            row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            return (str(row[0]), int(row[1])) if row else ("", 0)
+
+        return await self._read(read)
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -166,219 +292,284 @@ class SqliteStore:
 
         await self.commit(write)
 
-    def recent_turns(
+    async def recent_turns(
         self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
     ) -> list[PastTurn]:
-        """Finished turns of the session before `before_turn` and after turn number
-        `after_number` (what the summary covers), oldest first, with the last reply."""
-        rows = self._db.execute(
-            """
-            SELECT t.id, t.number,
-                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
-                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
-                    ORDER BY id DESC LIMIT 1)
-            FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
-            ORDER BY t.number DESC LIMIT ?
-            """,
-            (session_id, before_turn, after_number, limit),
-        ).fetchall()
-        return [PastTurn(*row) for row in reversed(rows)]
+        def read(db: sqlite3.Connection) -> list[PastTurn]:
+            rows = db.execute(
+                """
+                SELECT t.id, t.number,
+                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
+                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
+                        ORDER BY id DESC LIMIT 1)
+                FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
+                ORDER BY t.number DESC LIMIT ?
+                """,
+                (session_id, before_turn, after_number, limit),
+            ).fetchall()
+            return [PastTurn(*row) for row in reversed(rows)]
+
+        return await self._read(read)
 
     # -- blackboard -----------------------------------------------------------------------
 
     async def write_entry(
-        self,
-        *,
-        turn_id: int,
-        user_id: str,
-        agent: str,
-        status: str,
-        output: Any,
-        error: str | None,
+        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
     ) -> None:
-        """Write-once: a second entry for the same turn and agent is refused."""
         row = (turn_id, user_id, agent, status, _json(output), error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
                 db.execute(_INSERT_ENTRY, row)
-            except sqlite3.IntegrityError:
-                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from None
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from exc
 
         await self.commit(write)
 
-    # -- group commit ---------------------------------------------------------------------
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
+            rows = db.execute(
+                "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY created_at",
+                (turn_id,),
+            ).fetchall()
+            return {row[1]: _entry(row) for row in rows}
 
-    async def commit(self, write: Callable[[sqlite3.Connection], Any]) -> Any:
-        """Run `write` in the transaction shared by every write of this loop tick and
-        return its result once committed. Many turns finishing agents at the same moment
-        then cost one commit, not one each; no caller goes on before its write is durable."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self._batch.append((write, future))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush)
-        return await future
+        return await self._read(read)
 
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        batch, self._batch = self._batch, []
-        try:
-            with self._transaction():
-                results = [write(self._db) for write, _ in batch]
-        except Exception:
-            # One failing write must not fail (or hang) the others: run them one by one.
-            for write, future in batch:
-                try:
-                    with self._transaction():
-                        result = write(self._db)
-                except Exception as exc:
-                    _settle(future, error=exc if isinstance(exc, StoreError) else StoreError(f"write failed: {exc}"))
-                else:
-                    _settle(future, result=result)
-            return
-        for (_, future), result in zip(batch, results):
-            _settle(future, result=result)
+    async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
+        def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
+            found: dict[str, EntryRow] = {}
+            for agent in agents:
+                row = db.execute(
+                    "SELECT turn_id, agent, status, output, error FROM blackboard"
+                    " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
+                    " ORDER BY turn_id DESC LIMIT 1",
+                    (user_id, agent, before_turn),
+                ).fetchone()
+                if row:
+                    found[agent] = _entry(row)
+            return found
 
-    def entries(self, turn_id: int) -> dict[str, EntryRow]:
-        rows = self._db.execute(
-            "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY created_at",
-            (turn_id,),
-        ).fetchall()
-        return {row[1]: _entry(row) for row in rows}
-
-    def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
-        """Each agent's latest successful entry for this user, from turns before `before_turn`."""
-        found: dict[str, EntryRow] = {}
-        for agent in agents:
-            row = self._db.execute(
-                "SELECT turn_id, agent, status, output, error FROM blackboard"
-                " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-                " ORDER BY turn_id DESC LIMIT 1",
-                (user_id, agent, before_turn),
-            ).fetchone()
-            if row:
-                found[agent] = _entry(row)
-        return found
+        if not agents:
+            return {}
+        return await self._read(read)
 
     # -- events ---------------------------------------------------------------------------
 
     def record_event(self, event: Event) -> None:
-        """Buffer an event; it is committed with the next write (or `flush_events`).
-        Encoded now, so that data that cannot be stored fails here, not in a later commit."""
-        if event.type in PERSISTED:
-            data = _encode_event(event.data) if event.data else "{}"
-            self._pending_events.append((event.turn_id, event.type, event.agent, event.at_s, event.wall, data, event.turn_id))
+        """Encoded now, so that data that cannot be stored fails here, not in a later commit."""
+        if not event.persisted or self._closed:
+            return
+        data = _encode_event(event.data) if event.data else "{}"
+        self._pending.append((event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data)))
+        if not self._flush_scheduled and not self._writing:
+            self._arm_event_timer()
 
-    def flush_events(self) -> None:
-        with self._transaction():
-            pass
+    def on_commit(self, callback: Committed) -> None:
+        self._callbacks.append(callback)
 
-    def events(self, turn_id: int) -> list[dict[str, Any]]:
-        self.flush_events()
-        rows = self._db.execute(
-            "SELECT type, agent, at_s, wall, data FROM events WHERE turn_id = ? ORDER BY id", (turn_id,)
-        ).fetchall()
-        return [
-            {"type": t, "agent": a, "at_s": at, "wall": w, "data": json.loads(d)} for t, a, at, w, d in rows
-        ]
+    async def _commit_pending_events(self) -> None:
+        if self._pending or self._writing:
+            await self.commit(lambda db: None)
+
+    async def events(self, turn_id: int) -> list[StoredEvent]:
+        await self._commit_pending_events()
+        return await self._read(lambda db: _event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
+
+    async def events_after(
+        self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        await self._commit_pending_events()
+        where, params = ["e.id > ?"], [seq]  # type: list[str], list[Any]
+        if user_id is not None:
+            where.append("s.user_id = ?")
+            params.append(user_id)
+        if turn_id is not None:
+            where.append("e.turn_id = ?")
+            params.append(turn_id)
+        return await self._read(lambda db: _event_rows(db, " AND ".join(where), tuple(params), limit))
+
+    async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
+        await self._commit_pending_events()
+
+        def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
+                " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
+                (since_wall,),
+            ).fetchall()
+            return [
+                {"turn_id": turn_id, "type": kind, "agent": agent, "data": json.loads(data), "turn_status": status}
+                for turn_id, kind, agent, data, status in rows
+            ]
+
+        return await self._read(read)
 
     # -- privacy --------------------------------------------------------------------------
 
-    def export_user(self, user_id: str) -> dict[str, Any]:
-        """Everything stored about one user: sessions, their turns and messages, blackboard entries."""
-        sessions = []
-        for sid, pipeline, created, summary in self._db.execute(
-            "SELECT id, pipeline, created_at, summary FROM sessions WHERE user_id = ? ORDER BY created_at", (user_id,)
-        ).fetchall():
-            turns = []
-            for tid, number, status in self._db.execute(
-                "SELECT id, number, status FROM turns WHERE session_id = ? ORDER BY number", (sid,)
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        await self._commit_pending_events()
+
+        def read(db: sqlite3.Connection) -> dict[str, Any]:
+            sessions = []
+            for sid, pipeline, created, summary in db.execute(
+                "SELECT id, pipeline, created_at, summary FROM sessions WHERE user_id = ? ORDER BY created_at",
+                (user_id,),
             ).fetchall():
-                messages = [
-                    {"role": r, "agent": a, "content": c}
-                    for r, a, c in self._db.execute(
-                        "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (tid,)
-                    )
-                ]
-                entries = {name: {"status": e.status, "output": e.output, "error": e.error}
-                           for name, e in self.entries(tid).items()}
-                turns.append({"turn": number, "status": status, "messages": messages, "blackboard": entries})
-            sessions.append({"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary,
-                             "turns": turns})
-        return {"user": user_id, "sessions": sessions}
+                turns = []
+                for turn in _turn_rows(db, "t.session_id = ?", (sid,)):
+                    messages = [
+                        {"role": r, "agent": a, "content": c}
+                        for r, a, c in db.execute(
+                            "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (turn.id,)
+                        )
+                    ]
+                    entries = {
+                        row[1]: {"status": row[2], "output": _entry(row).output, "error": row[4]}
+                        for row in db.execute(
+                            "SELECT turn_id, agent, status, output, error FROM blackboard"
+                            " WHERE turn_id = ? ORDER BY created_at",
+                            (turn.id,),
+                        )
+                    }
+                    turns.append({"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries})
+                sessions.append(
+                    {"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary, "turns": turns}
+                )
+            return {"user": user_id, "sessions": sessions}
+
+        return await self._read(read)
 
     async def forget_user(self, user_id: str) -> int:
-        """Delete the user and everything stored about them; return the number of sessions deleted."""
-
         def write(db: sqlite3.Connection) -> int:
             (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
-            db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries
+            db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
             return int(count)
 
         deleted: int = await self.commit(write)
         return deleted
 
-    def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
-        """Agent events since a wall-clock time, oldest first, with their turn's status."""
-        self.flush_events()
-        rows = self._db.execute(
-            "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
-            " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
-            (since_wall,),
-        ).fetchall()
-        return [
-            {"turn_id": turn_id, "type": kind, "agent": agent, "data": json.loads(data), "turn_status": status}
-            for turn_id, kind, agent, data, status in rows
-        ]
+    # -- schema and lifetime --------------------------------------------------------------
 
-    def close(self) -> None:
-        self.flush_events()
-        self._db.close()
+    async def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied, in order; return their names."""
+        return await self._read(lambda db: _migrate(db, self.path))
 
-    # -- internals ------------------------------------------------------------------------
+    async def applied_migrations(self) -> list[str]:
+        return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self)
+    async def close(self) -> None:
+        if self._closed:
+            return
+        if self._event_timer is not None:
+            self._event_timer.cancel()
+            self._event_timer = None
+        try:
+            await self._commit_pending_events()
+        except StoreError:
+            pass  # nothing more can be done for them: the database refuses writes
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close_connection)
+        self._executor.shutdown(wait=False)
 
-    def _write_pending_events(self) -> int:
-        """Insert the buffered events (those of deleted turns are dropped); return how many
-        were taken, to be removed from the buffer only once the commit succeeded."""
-        rows = list(self._pending_events)
-        if rows:
-            self._db.executemany(
-                "INSERT INTO events (turn_id, type, agent, at_s, wall, data)"
-                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
-                rows,
-            )
-        return len(rows)
+    def _close_connection(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, with buffered events written in the same commit."""
+# -- SQL helpers (run on the worker thread) ------------------------------------------------
 
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
+
+class _transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
 
     def __enter__(self) -> None:
-        try:
-            self.store._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(f"the database {self.store.path} is not writable: {exc}") from None
+        self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        db = self.store._db
         if exc_type is not None:
-            db.execute("ROLLBACK")
+            self.db.execute("ROLLBACK")
             return
         try:
-            written = self.store._write_pending_events()
-            db.execute("COMMIT")
-        except Exception as error:
-            db.execute("ROLLBACK")
-            raise StoreError(f"write to {self.store.path} failed: {error}") from None
-        del self.store._pending_events[:written]
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            self.db.execute("ROLLBACK")
+            raise
+
+
+def _migrate(db: sqlite3.Connection, where: object) -> list[str]:
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        try:
+            with _transaction(db):
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+        except sqlite3.Error as exc:
+            raise StoreError(f"migration {name} failed on {where}: {exc}") from exc
+        applied.append(name)
+    return applied
+
+
+def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
+    """Insert buffered events with consecutive ids after the largest; return that largest.
+    Under BEGIN IMMEDIATE no other writer can take the same ids. Events of turns deleted
+    meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
+    (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
+    if rows:
+        db.executemany(
+            "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data)"
+            " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
+            [(base + i, *row, row[0]) for i, row in enumerate(rows, start=1)],
+        )
+    return int(base)
+
+
+def _turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[TurnRow]:
+    rows = db.execute(
+        f"""
+        SELECT t.id, t.session_id, s.user_id, s.pipeline, t.number, t.status, t.started_at, t.finished_at,
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
+        FROM turns t JOIN sessions s ON s.id = t.session_id WHERE {where} ORDER BY t.number
+        """,
+        params,
+    ).fetchall()
+    turns = []
+    for row in rows:
+        replies = db.execute(
+            "SELECT agent, content FROM messages WHERE turn_id = ? AND role = 'assistant' ORDER BY id", (row[0],)
+        ).fetchall()
+        id, session_id, user_id, pipeline, number, status, started_at, finished_at, message = row
+        turns.append(
+            TurnRow(
+                id, session_id, user_id, pipeline, number, status, started_at, finished_at, message,
+                replies=[(str(a), str(c)) for a, c in replies],
+            )
+        )
+    return turns
+
+
+def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[StoredEvent]:
+    rows = db.execute(
+        "SELECT e.id, e.turn_id, t.session_id, s.user_id, e.type, e.agent, e.at_s, e.wall, e.data"
+        " FROM events e JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
+        f" WHERE {where} ORDER BY e.id LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [
+        StoredEvent(seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data=json.loads(data))
+        for seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data in rows
+    ]
 
 
 _INSERT_ENTRY = (
@@ -386,11 +577,25 @@ _INSERT_ENTRY = (
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
-
 # One encoder, built once: json.dumps builds a new one for every call with options.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 # Event data is diagnostic: anything not JSON (a set, a model) is stored as its text.
 _encode_event = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
+    try:
+        return fn(db)
+    except sqlite3.Error as exc:
+        raise StoreError(f"reading {where} failed: {exc}") from exc
+
+
+def _store_error(where: object, exc: BaseException) -> StoreError:
+    if isinstance(exc, StoreError):
+        return exc
+    error = StoreError(f"write to {where} failed: {exc}")
+    error.__cause__ = exc
+    return error
 
 
 def _settle(future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:

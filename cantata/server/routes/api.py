@@ -13,7 +13,6 @@ from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
 from cantata.planner.hardware import profile_names, resolve_hardware
 from cantata.planner.plan import make_plan
-from cantata.server import reads
 from cantata.server.auth import Caller
 from cantata.server.dag import pipeline_info
 from cantata.server.errors import HTTPError
@@ -70,7 +69,7 @@ def _info(service: Service, name: str) -> PipelineInfo:
 @router.get("/sessions", response_model=list[SessionSummary])
 async def sessions(request: Request, caller: Caller, user: str | None = None) -> list[SessionSummary]:
     service = _service(request)
-    rows = await reads.sessions(service.store, service.visible_user(caller, user))
+    rows = await service.store.sessions(service.visible_user(caller, user))
     return [
         SessionSummary(id=s.id, user=s.user_id, pipeline=s.pipeline, created_at=s.created_at, turns=s.turns,
                        summary=s.summary)
@@ -82,8 +81,8 @@ async def sessions(request: Request, caller: Caller, user: str | None = None) ->
 async def session(request: Request, session_id: str, caller: Caller) -> SessionDetail:
     service = _service(request)
     row = await service.session(caller, session_id)
-    turns = await reads.turns(service.store, session_id)
-    summary, _ = service.store.session_summary(session_id)
+    turns = await service.store.turns(session_id)
+    summary, _ = await service.store.session_summary(session_id)
     return SessionDetail(
         id=row.id,
         user=row.user_id,
@@ -103,8 +102,8 @@ async def session(request: Request, session_id: str, caller: Caller) -> SessionD
 async def turn(request: Request, turn_id: int, caller: Caller) -> dict[str, Any]:
     service = _service(request)
     row = await service.turn(caller, turn_id)
-    events = await reads.events_after(service.store, 0, turn_id=turn_id, limit=100_000)
-    entries = service.store.entries(turn_id)
+    events = await service.store.events(turn_id)
+    entries = await service.store.entries(turn_id)
     return turn_detail(row, events, entries, service.pipelines.get(row.pipeline))
 
 
@@ -112,8 +111,8 @@ async def turn(request: Request, turn_id: int, caller: Caller) -> dict[str, Any]
 async def blackboard(request: Request, turn_id: int, caller: Caller) -> Blackboard:
     service = _service(request)
     await service.turn(caller, turn_id)
-    events = await reads.events_after(service.store, 0, turn_id=turn_id, limit=100_000)
-    entries = service.store.entries(turn_id)
+    events = await service.store.events(turn_id)
+    entries = await service.store.entries(turn_id)
     return Blackboard(
         turn_id=turn_id,
         entries=[BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error)
@@ -125,7 +124,7 @@ async def blackboard(request: Request, turn_id: int, caller: Caller) -> Blackboa
 @router.get("/instances", response_model=list[InstanceInfo])
 async def instances(request: Request, caller: Caller) -> list[InstanceInfo]:
     service = _service(request)
-    live = live_figures(service.store, since_wall=time.time() - LIVE_WINDOW_S)
+    live = await live_figures(service.store, since_wall=time.time() - LIVE_WINDOW_S)
     rows = []
     for inst in service.runtime.config.instances:
         running = service.runtime.pool.instances.get(inst.name)
@@ -146,7 +145,7 @@ async def instances(request: Request, caller: Caller) -> list[InstanceInfo]:
 
 
 def _memory_user(service: Service, caller: Any, user: str | None) -> str:
-    return service.visible_user(caller, user) or caller.user
+    return service.visible_user(caller, user)
 
 
 @router.get("/memory", response_model=Memory)
@@ -155,17 +154,17 @@ async def memory(request: Request, caller: Caller, user: str | None = None) -> M
     who = _memory_user(service, caller, user)
     found: dict[str, Any] = {}
     for name, p in service.pipelines.items():
-        latest = service.store.latest_outputs(who, p.memory_agents, before_turn=2**62)
+        latest = await service.store.latest_outputs(who, p.memory_agents, before_turn=2**62)
         if latest:
             found[name] = {agent: {"turn_id": e.turn_id, "output": e.output} for agent, e in latest.items()}
-    count = len(await reads.sessions(service.store, who))
+    count = len(await service.store.sessions(who))
     return Memory(user=who, memory=found, sessions=count)
 
 
 @router.get("/memory/export")
 async def export(request: Request, caller: Caller, user: str | None = None) -> dict[str, Any]:
     service = _service(request)
-    result: dict[str, Any] = service.store.export_user(_memory_user(service, caller, user))
+    result: dict[str, Any] = await service.store.export_user(_memory_user(service, caller, user))
     return result
 
 

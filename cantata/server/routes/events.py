@@ -7,21 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
 
-from cantata.server import reads
+from cantata.events import Dropped, Event
 from cantata.server.auth import Caller
 from cantata.server.errors import HTTPError
 from cantata.server.service import Service
+from cantata.store import StoredEvent
 
 router = APIRouter(prefix="/api", tags=["events"])
-POLL_S = 0.2
 HEARTBEAT_S = 15.0
+REPLAY_PAGE = 1000
 
 
 def _after(last_event_id: str | None, after: int | None) -> int:
@@ -33,28 +33,57 @@ def _after(last_event_id: str | None, after: int | None) -> int:
         raise HTTPError(400, f"Last-Event-ID must be an event id (an integer), not '{last_event_id}'") from None
 
 
-async def _stream(
-    request: Request, service: Service, seq: int, *, user_id: str | None, turn_id: int | None
-) -> AsyncIterator[str]:
+def _frame(event: Event | StoredEvent) -> str:
+    data = json.dumps(event.as_dict(), ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
+
+
+async def _stream(service: Service, seq: int, *, user_id: str | None, turn_id: int | None) -> AsyncIterator[str]:
+    """The store's events after `seq`, then the live tail. The subscription is opened
+    before the replay, so an event committed in between is in one or the other (and a
+    duplicate is recognised by its seq); a subscriber that falls behind is dropped by
+    the bus and catches up from the store the same way."""
+
+    def match(event: Event) -> bool:
+        if not event.persisted:
+            return False
+        if turn_id is not None:
+            return event.turn_id == turn_id
+        return user_id is None or service.owners.get(event.turn_id) == user_id
+
+    bus, store = service.runtime.bus, service.store
     yield "retry: 1000\n\n"
-    quiet_since = time.monotonic()
-    while True:
-        batch = await reads.events_after(service.store, seq, user_id=user_id, turn_id=turn_id)
-        for event in batch:
-            seq = event.seq
-            data = json.dumps(event.as_json(), ensure_ascii=False, separators=(",", ":"))
-            yield f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
-            if turn_id is not None and event.type == "turn_delivered":
-                return  # a turn's stream ends with the turn
-        if batch:
-            quiet_since = time.monotonic()
-            continue
-        if time.monotonic() - quiet_since > HEARTBEAT_S:
-            yield ": keep-alive\n\n"
-            quiet_since = time.monotonic()
-        if await request.is_disconnected():
-            return
-        await asyncio.sleep(POLL_S)
+    subscription = bus.subscribe(match=match)
+    try:
+        while True:
+            while True:  # replay from the store
+                batch = await store.events_after(seq, user_id=user_id, turn_id=turn_id, limit=REPLAY_PAGE)
+                for stored in batch:
+                    seq = stored.seq
+                    yield _frame(stored)
+                    if turn_id is not None and stored.type == "turn_delivered":
+                        return  # a turn's stream ends with the turn
+                if len(batch) < REPLAY_PAGE:
+                    break
+            while True:  # live
+                try:
+                    item = await asyncio.wait_for(anext(subscription), timeout=HEARTBEAT_S)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+                    continue
+                except StopAsyncIteration:
+                    item = Dropped(seq)
+                if isinstance(item, Dropped):
+                    subscription = bus.subscribe(match=match)
+                    break  # back to the store for what was missed
+                if item.seq is None or item.seq <= seq:
+                    continue
+                seq = item.seq
+                yield _frame(item)
+                if turn_id is not None and item.type == "turn_delivered":
+                    return
+    finally:
+        subscription.close()
 
 
 def _response(stream: AsyncIterator[str]) -> StreamingResponse:
@@ -73,8 +102,8 @@ async def events(
 ) -> StreamingResponse:
     """Every event of the caller's turns (an admin: everyone's, or one user's with ?user=)."""
     service: Service = request.app.state.service
-    who = service.visible_user(caller, user)
-    return _response(_stream(request, service, _after(last_event_id, after), user_id=who, turn_id=None))
+    who = service.event_filter(caller, user)
+    return _response(_stream(service, _after(last_event_id, after), user_id=who, turn_id=None))
 
 
 @router.get(
@@ -90,4 +119,4 @@ async def turn_events(
     """One turn's events, from the start (or after Last-Event-ID), ending with the turn."""
     service: Service = request.app.state.service
     await service.turn(caller, turn_id)
-    return _response(_stream(request, service, _after(last_event_id, after), user_id=None, turn_id=turn_id))
+    return _response(_stream(service, _after(last_event_id, after), user_id=None, turn_id=turn_id))

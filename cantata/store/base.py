@@ -1,0 +1,196 @@
+"""The store's interface: the rows it returns and the async protocol every store implements.
+
+Every read and write is a coroutine: an implementation does its I/O off the event loop
+(SQLite on one worker thread, PostgreSQL on an async driver), so a server running many
+turns never waits on a disk. The one synchronous method, `record_event`, only buffers:
+buffered events are committed with the next write, or shortly after (see `events.py`
+for how subscribers get them in order, with their sequence number).
+
+Callers use only this module's names; `sqlite.py` is one implementation among others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cantata.events import Event
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    user_id: str
+    pipeline: str
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session as listed for its user: what it is and how far it has got."""
+
+    id: str
+    user_id: str
+    pipeline: str
+    created_at: float
+    turns: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    id: int
+    session_id: str
+    user_id: str
+    pipeline: str
+    number: int
+    status: str
+    started_at: float
+    finished_at: float | None
+    message: str
+    replies: list[tuple[str, str]]  # (agent, text) as delivered, early first
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    turn_id: int
+    agent: str
+    status: str
+    output: Any
+    error: str | None
+
+
+@dataclass(frozen=True)
+class PastTurn:
+    turn_id: int
+    number: int
+    user_message: str
+    reply: str | None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as read back from the store: `seq` orders every event of the store."""
+
+    seq: int
+    turn_id: int
+    session_id: str
+    user_id: str
+    type: str
+    agent: str | None
+    at_s: float
+    wall: float
+    data: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "type": self.type,
+            "turn_id": self.turn_id,
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "at_s": self.at_s,
+            "wall": self.wall,
+            "data": self.data,
+        }
+
+
+Committed = Callable[[list[Event]], None]
+
+
+class Store(Protocol):
+    """Users, sessions, turns, messages, the blackboard and the event log."""
+
+    # -- sessions and turns ---------------------------------------------------------------
+
+    def new_session(self, user_id: str, pipeline: str) -> SessionRow:
+        """A new session's row (no I/O): it is stored with its first turn."""
+        ...
+
+    async def get_session(self, session_id: str) -> SessionRow | None: ...
+
+    async def sessions(self, user_id: str) -> list[SessionInfo]:
+        """The user's sessions, newest first."""
+        ...
+
+    async def start_turn(self, session: SessionRow, message: str, *, new_session: bool = False) -> tuple[int, int]:
+        """Store the user's message in a new turn; return (turn id, number in the session).
+        Numbers are unique per session even with several writers at once."""
+        ...
+
+    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None: ...
+
+    async def get_turn(self, turn_id: int) -> TurnRow | None: ...
+
+    async def turns(self, session_id: str) -> list[TurnRow]:
+        """The session's turns, in order."""
+        ...
+
+    async def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
+        """(session, number, user message) of a turn still marked running, else None."""
+        ...
+
+    async def session_summary(self, session_id: str) -> tuple[str, int]:
+        """The running summary of the session and the number of the last turn it covers."""
+        ...
+
+    async def set_summary(self, session_id: str, summary: str, upto: int) -> None: ...
+
+    async def recent_turns(
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
+    ) -> list[PastTurn]:
+        """Finished turns before `before_turn` and after number `after_number`, oldest first."""
+        ...
+
+    # -- blackboard -----------------------------------------------------------------------
+
+    async def write_entry(
+        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
+    ) -> None:
+        """Write-once: a second entry for the same turn and agent is a StoreError.
+        Returns once committed: only then may the agent's readers start."""
+        ...
+
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]: ...
+
+    async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
+        """Each agent's latest successful entry for this user, from turns before `before_turn`."""
+        ...
+
+    # -- events ---------------------------------------------------------------------------
+
+    def record_event(self, event: Event) -> None:
+        """Buffer a persisted event (others are ignored); committed with the next write or
+        shortly after, when its `seq` is set and the `on_commit` callbacks get it."""
+        ...
+
+    def on_commit(self, callback: Committed) -> None:
+        """Call `callback(events)` on the event loop once recorded events are committed."""
+        ...
+
+    async def events(self, turn_id: int) -> list[StoredEvent]:
+        """The turn's stored events, in order (buffered ones are committed first)."""
+        ...
+
+    async def events_after(
+        self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Stored events with a sequence number above `seq`, oldest first: a reconnecting
+        subscriber's replay (SSE `Last-Event-ID`)."""
+        ...
+
+    async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
+        """Agent events since a wall-clock time, oldest first, with their turn's status."""
+        ...
+
+    # -- privacy --------------------------------------------------------------------------
+
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about one user, as one JSON document."""
+        ...
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete the user and everything derived from them; return the sessions deleted."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,95 @@
+"""What only the SQLite store does: its migrations, its file, and its worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cantata.errors import StoreError
+from cantata.store import SqliteStore, open_store
+from cantata.store.migrations import MIGRATIONS
+
+
+async def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "cantata.db")
+    assert await store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert await store.migrate() == []  # nothing left to apply
+    await store.close()
+    reopened = SqliteStore(tmp_path / "cantata.db")
+    assert await reopened.migrate() == []
+    await reopened.close()
+    tables = {r[0] for r in sqlite3.connect(tmp_path / "cantata.db").execute("SELECT name FROM sqlite_master")}
+    assert {"users", "sessions", "turns", "messages", "blackboard", "events"} <= tables
+
+
+def test_migration_names_are_ordered_and_unique() -> None:
+    names = [name for name, _ in MIGRATIONS]
+    assert names == sorted(names) and len(set(names)) == len(names)
+
+
+async def test_turn_counter_migration_continues_numbering_of_an_older_database(tmp_path: Path) -> None:
+    path = tmp_path / "cantata.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for name, sql in MIGRATIONS[:2]:
+        db.executescript(sql)
+        db.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    db.execute("INSERT INTO users VALUES ('ana', 0)")
+    db.execute("INSERT INTO sessions (id, user_id, pipeline, created_at) VALUES ('s', 'ana', 'p', 0)")
+    for number in (1, 2, 3):
+        db.execute("INSERT INTO turns (session_id, number, status, started_at) VALUES ('s', ?, 'ok', 0)", (number,))
+    db.close()
+    store = SqliteStore(path)
+    session = await store.get_session("s")
+    assert session is not None
+    _, number = await store.start_turn(session, "the fourth")
+    await store.close()
+    assert number == 4
+
+
+async def test_reads_and_writes_run_off_the_event_loop(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    session = store.new_session("ana", "p")
+    await store.start_turn(session, "hi", new_session=True)
+    # Hold the store's thread: a slow disk. The loop must go on meanwhile.
+    release = threading.Event()
+    store._executor.submit(release.wait)  # type: ignore[attr-defined]
+    read = asyncio.create_task(store.get_session(session.id))
+    ticks = 0
+    start = time.monotonic()
+    while time.monotonic() - start < 0.2:
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert not read.done() and ticks >= 5, "the loop kept running while the store was busy"
+    release.set()
+    assert (await read) == session
+    await store.close()
+
+
+async def test_forget_leaves_no_row_of_the_user(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    for user in ("ana", "ben"):
+        session = store.new_session(user, "p")
+        turn_id, _ = await store.start_turn(session, f"{user} hi", new_session=True)
+        await store.write_entry(turn_id=turn_id, user_id=user, agent="a", status="ok", output=user, error=None)
+        await store.finish_turn(turn_id, "ok", [("a", f"hello {user}")])
+    await store.forget_user("ana")
+    await store.close()
+    db = sqlite3.connect(tmp_path / "cantata.db")
+    for table in ("users", "sessions", "blackboard"):
+        column = "id" if table == "users" else "user_id"
+        assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} = 'ana'").fetchone() == (0,)
+    assert db.execute("SELECT content FROM messages ORDER BY id").fetchall() == [("ben hi",), ("hello ben",)]
+
+
+async def test_a_database_that_cannot_be_opened_is_one_store_error(tmp_path: Path) -> None:
+    (tmp_path / "blocked").write_text("a file where the folder should be")
+    store = SqliteStore(tmp_path / "blocked" / "cantata.db")
+    with pytest.raises(StoreError, match="cannot open the database"):
+        await store.get_session("x")
+    await store.close()
