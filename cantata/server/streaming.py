@@ -122,16 +122,26 @@ class ChatStream:
                 "total": self.total}
         yield self.chunk({"role": "assistant", "content": ""}, cantata=info)
         queue = self.handle.events
-        while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), timeout=HEARTBEAT_S)
-            except TimeoutError:
-                yield ": still working\n\n"
-                continue
-            if event is None:
-                break
-            for piece in self.on_event(event):
-                yield piece
+        finished = False
+        while not finished:
+            batch: list[Event | None] = []
+            if queue.empty():
+                try:
+                    batch.append(await asyncio.wait_for(queue.get(), timeout=HEARTBEAT_S))
+                except TimeoutError:
+                    yield ": still working\n\n"
+                    continue
+            # Everything that arrived meanwhile goes out in one write, not one per event.
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            pieces: list[str] = []
+            for event in batch:
+                if event is None:
+                    finished = True
+                    break
+                pieces.extend(self.on_event(event))
+            if pieces:
+                yield "".join(pieces)
         assert self.handle.task is not None
         result: TurnResult | None = None
         error: str | None = None
