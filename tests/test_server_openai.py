@@ -121,3 +121,20 @@ async def test_bad_requests_get_openai_errors(config: Path, home: Path) -> None:
         error = r.json()["error"]
         assert set(error) == {"message", "type", "code"} and error["message"] and "Traceback" not in r.text
     assert "coaching" in unknown.json()["error"]["message"] and "example" in unknown.json()["error"]["message"]
+
+
+async def test_long_silences_get_heartbeats_and_status_events_are_opt_in(
+    write: WriteFile, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cantata.server.streaming.HEARTBEAT_S", 0.05)
+    config = scripted_config(write, slow={"latency_s": 0.3})
+    async with running(make_app(config, home)) as app, client(app) as c:
+        plain = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True))
+        webui = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True),
+                             headers={"X-Cantata-Status-Events": "1"})
+    beats = [e for e in parse(plain.text) if e.comments and not e.data]
+    assert beats, "no heartbeat during a 0.3 s silence with a 0.05 s heartbeat"
+    chunks = [e.json() for e in parse(plain.text) if e.data and e.data != "[DONE]"]
+    assert not any("event" in ch for ch in chunks)  # off by default
+    status = [e.json()["event"] for e in parse(webui.text) if e.data and e.data != "[DONE]" and "event" in e.json()]
+    assert status and all(s["type"] == "status" for s in status) and status[-1]["data"]["done"] is True

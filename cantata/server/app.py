@@ -112,7 +112,8 @@ def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Ite
         keys.close()
     app = create_app(config, home=home, host=host, pipelines=pipelines)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    print(f"Cantata dashboard: http://{shown}:{port}/", flush=True)
+    print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
+    print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
 
 
