@@ -19,15 +19,26 @@ class Blackboard:
         """Entries already stored for this turn: the survivors of a crash, on resume."""
         self.entries = await self.store.entries(self.turn_id)
 
+    async def history(self) -> list[EntryRow]:
+        """Every stored entry of the turn, each iteration of a loop's agents included."""
+        return await self.store.entry_history(self.turn_id)
+
     @property
     def outputs(self) -> dict[str, Any]:
         return {name: e.output for name, e in self.entries.items() if e.status == "ok"}
 
-    async def write(self, agent: str, *, status: str, output: Any, error: str | None) -> None:
+    async def write(self, agent: str, *, status: str, output: Any, error: str | None, iteration: int = 0) -> None:
         """Returns once the entry is committed: only then may readers start."""
-        if agent in self.entries:
+        written = self.entries.get(agent)
+        if written is not None and written.iteration >= iteration:
             raise StoreError(f"agent '{agent}' already wrote to turn {self.turn_id}")
         await self.store.write_entry(
-            turn_id=self.turn_id, user_id=self.user_id, agent=agent, status=status, output=output, error=error
+            turn_id=self.turn_id,
+            user_id=self.user_id,
+            agent=agent,
+            status=status,
+            output=output,
+            error=error,
+            iteration=iteration,
         )
-        self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error)
+        self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error, iteration)

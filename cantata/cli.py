@@ -19,6 +19,8 @@ from cantata.chat import run_chat
 from cantata.config import cantata_home, load_config
 from cantata.errors import CantataError
 from cantata.events import Event
+from cantata.factory import registry
+from cantata.factory.cli import agents, with_store
 from cantata.instances import instances_report
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
@@ -41,8 +43,8 @@ def cli() -> None:
 @click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
 @click.option("--json", "as_json", is_flag=True, help="Print the turn as one JSON object.")
 def run(pipeline: str, message: str, user: str, session: str | None, config_path: Path | None, as_json: bool) -> None:
-    """Run one turn of PIPELINE (a bundled name or a YAML file) on MESSAGE."""
-    spec = bundled_pipelines.load(pipeline)
+    """Run one turn of PIPELINE (a bundled name, a YAML file, or agent:NAME[@VERSION]) on MESSAGE."""
+    spec = None if pipeline.startswith(registry.AGENT_PREFIX) else bundled_pipelines.load(pipeline)
     config = load_config(config_path)
     if message == "-":
         # Invalid UTF-8 is replaced, not fatal: a user's bytes should never crash a turn.
@@ -55,7 +57,8 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
     async def go() -> TurnResult:
         app = Cantata(config)
         try:
-            return await app.run_turn(spec, message, user=user, session_id=session, on_event=show_early)
+            loaded = spec or load_pipeline(await registry.pipeline_path(app.store, app.home, pipeline))
+            return await app.run_turn(loaded, message, user=user, session_id=session, on_event=show_early)
         finally:
             await app.close()
 
@@ -115,9 +118,16 @@ def validate(file: Path) -> None:
 @cli.command("pipelines")
 @click.option("--json", "as_json", is_flag=True)
 def list_pipelines(as_json: bool) -> None:
-    """List the bundled pipelines."""
+    """List the bundled pipelines and the deployed agents (agent:NAME)."""
     rows: list[dict[str, Any]] = []
-    for name, path in bundled_pipelines.bundled().items():
+    home = cantata_home()
+    deployed = with_store(lambda store, _: store.agent_versions()) if (home / "cantata.db").exists() else []
+    agent_paths = {
+        f"{registry.AGENT_PREFIX}{v.name}": registry.version_dir(home, v.name, v.version) / "pipeline.yaml"
+        for v in deployed
+        if v.active
+    }
+    for name, path in {**bundled_pipelines.bundled(), **agent_paths}.items():
         pipeline = load_pipeline(path)
         rows.append(
             {
@@ -171,6 +181,7 @@ def schema(what: str) -> None:
 
 
 cli.add_command(plan)
+cli.add_command(agents)
 cli.add_command(serve)
 cli.add_command(keys)
 

@@ -47,6 +47,11 @@ class InstanceConfig(BaseModel):
     fail_rate: float = Field(0.0, ge=0, le=1)
     fail_first: int = Field(0, ge=0, description="Fail the first N attempts of every call (to test retries).")
     seed: int = 0
+    replies: Path | None = Field(
+        None,
+        description="scripted: a YAML file of canned outputs per agent, {agent: output} or {agent: [first, "
+        "second, ...]} for successive calls (the last repeats); relative to the config file.",
+    )
 
     @field_validator("api_key")
     @classmethod
@@ -113,4 +118,7 @@ def load_config(explicit: Path | None = None) -> InstancesConfig:
     for i, inst in enumerate(config.instances):
         if inst.backend == "openai" and not inst.url:
             raise ConfigError(f"{source.where(('instances', i))}: instance '{inst.name}' (openai) needs a 'url'")
+    for i, inst in enumerate(config.instances):
+        if inst.replies is not None and not inst.replies.is_absolute():
+            config.instances[i] = inst.model_copy(update={"replies": path.parent / inst.replies})
     return config.model_copy(update={"path": path})

@@ -85,3 +85,13 @@ class SandboxUnavailable(UserError):
     """Generated code must run under bubblewrap, and bubblewrap cannot run here."""
 
     status = 503
+
+
+class Skip(Exception):
+    """Raised by a `shortcut` or a `function` to skip its agent, with this reason: the agent
+    is recorded as skipped, and agents that require it are skipped too. A signal, like
+    Rejected, not an error."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

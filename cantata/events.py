@@ -38,6 +38,8 @@ EventType = Literal[
     "agent_failed",
     "agent_skipped",
     "conflict",
+    "loop_iteration",
+    "loop_finished",
     "early_delivered",
     "turn_delivered",
 ]

@@ -7,16 +7,19 @@ import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from cantata.backends.base import CompletionRequest, Message, Usage
-from cantata.errors import BackendError, CantataError, OutputInvalid, Rejected
+from cantata.errors import BackendError, CantataError, OutputInvalid, Rejected, Skip
 from cantata.pool import Instance, rank
 from cantata.spec import AgentSpec
 from cantata.structured import OutputContract, repair_instruction
 from cantata.turn import AgentResult
+
+if TYPE_CHECKING:
+    from cantata.runtime import Cantata
 
 Emit = Callable[..., None]
 
@@ -33,6 +36,13 @@ class FunctionContext:
     missing: list[str]  # agents it reads that failed or were skipped
     memory: dict[str, Any]  # latest earlier outputs of the agents it lists under `memory`
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    # What the caller of the turn passed (`run_turn(..., options=...)`), e.g. the factory's --force.
+    options: dict[str, Any] = field(default_factory=dict)
+    # The runtime running the turn, for functions that run turns of their own (the factory's
+    # tester runs the agent it tests on the same instances) or deploy what they made.
+    runtime: Cantata | None = None
+    turn_id: int = 0  # the turn's id in the store (`turn` is its number in the session)
+    iteration: int = 0  # within a pipeline's loop: 1, 2, ...
 
     def conflict(self, **details: Any) -> None:
         """Record a contradiction between agents; it is stored, emitted and shown in the turn."""
@@ -62,7 +72,7 @@ async def run_function(
                 value = await value
     except TimeoutError:
         raise BackendError(f"function timed out after {timeout_s:g} s") from None
-    except (BackendError, OutputInvalid):
+    except (BackendError, OutputInvalid, Skip):
         raise
     except Exception as exc:  # a user's function: report, never crash the turn
         raise BackendError(f"function raised {type(exc).__name__}: {exc}") from None

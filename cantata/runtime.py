@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from cantata.compaction import compact_session
 from cantata.config import InstancesConfig, cantata_home
@@ -23,10 +24,14 @@ DEFAULT_USER = "local"
 
 
 class Cantata:
-    def __init__(self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None) -> None:
+    def __init__(
+        self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None, pool: Pool | None = None
+    ) -> None:
         self.config = config
         self.home = home or cantata_home()
-        self.pool = Pool(config)
+        # A pool passed in is shared (a scratch runtime on the same instances) and not closed here.
+        self._owns_pool = pool is None
+        self.pool = pool or Pool(config)
         self.bus = EventBus()
         self._store = store
         if store is not None:
@@ -70,7 +75,9 @@ class Cantata:
         user: str = DEFAULT_USER,
         session_id: str | None = None,
         on_event: Listener | None = None,
+        options: dict[str, Any] | None = None,
     ) -> TurnResult:
+        """One turn of `pipeline` on `message`; `options` reach its functions as ctx.options."""
         if not message.strip():
             raise UserError("the message is empty")
         if not user.strip():
@@ -83,7 +90,7 @@ class Cantata:
         await self.check(pipeline)
         session = await self.session_for(pipeline, user=user, session_id=session_id)
         turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
-        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False)
+        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False, options=options)
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
@@ -106,6 +113,7 @@ class Cantata:
         on_event: Listener | None,
         *,
         resumed: bool,
+        options: dict[str, Any] | None = None,
     ) -> TurnResult:
         if on_event is not None:
             self._turn_listeners[turn_id] = on_event
@@ -120,6 +128,8 @@ class Cantata:
                 number=number,
                 message=message,
                 resumed=resumed,
+                options=options,
+                runtime=self,
             )
             result = await runner.run()
         finally:
@@ -135,6 +145,11 @@ class Cantata:
         if listener is not None:
             listener(event)
 
+    def scratch(self, home: Path) -> Cantata:
+        """A runtime on the same instances with its own store under `home`: for turns that
+        are not the user's (the factory's tester trying out the agent it is making)."""
+        return Cantata(self.config, home=home, pool=self.pool)
+
     async def settle(self) -> None:
         """Wait for background work (compaction) to finish."""
         if self._background:
@@ -142,6 +157,7 @@ class Cantata:
 
     async def close(self) -> None:
         await self.settle()
-        await self.pool.close()
+        if self._owns_pool:
+            await self.pool.close()
         if self._store is not None:
             await self._store.close()

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cantata.blackboard import Blackboard
-from cantata.errors import BackendError, CantataError, OutputInvalid
+from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
 from cantata.nodes import FunctionContext, ModelCall, normalise, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages
-from cantata.spec import AgentSpec, Pipeline
-from cantata.store import SessionRow, Store
+from cantata.spec import AgentSpec, LoopSpec, Pipeline
+from cantata.store import EntryRow, SessionRow, Store
 from cantata.structured import reply_text
 from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
+
+if TYPE_CHECKING:
+    from cantata.runtime import Cantata
+
+UNTIL_TIMEOUT_S = 30.0
 
 
 class TurnRunner:
@@ -37,7 +42,11 @@ class TurnRunner:
         number: int,
         message: str,
         resumed: bool = False,
+        options: dict[str, Any] | None = None,
+        runtime: Cantata | None = None,
     ) -> None:
+        self.options = options or {}
+        self.runtime = runtime
         self.pipeline = pipeline
         self.pool = pool
         self.store = store
@@ -74,14 +83,16 @@ class TurnRunner:
         for name in self.pipeline.order:
             done[name] = loop.create_future()
             entry = self.board.entries.get(name)
-            if entry is not None:  # resumed turn: this agent already wrote
-                self._restore(name, entry.status, entry.output, entry.error)
+            if entry is not None and name not in self.pipeline.looped:  # resumed: this agent already wrote
+                self._restore(self.results[name], entry.status, entry.output, entry.error)
                 done[name].set_result(None)
         tasks = [
             asyncio.create_task(self._node(agent, done), name=f"cantata:{agent.name}")
             for agent in self.pipeline.spec.agents
-            if not done[agent.name].done()
+            if not done[agent.name].done() and agent.name not in self.pipeline.looped
         ]
+        if self.pipeline.spec.loop is not None:
+            tasks.append(asyncio.create_task(self._loop(self.pipeline.spec.loop, done), name="cantata:loop"))
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -128,40 +139,113 @@ class TurnRunner:
             count=counter,
         )
 
-    async def _node(self, agent: AgentSpec, done: dict[str, asyncio.Future[None]]) -> None:
+    async def _node(
+        self,
+        agent: AgentSpec,
+        done: dict[str, asyncio.Future[None]],
+        view: dict[str, AgentResult] | None = None,
+        iteration: int = 0,
+    ) -> None:
         for upstream in agent.reads:
             await done[upstream]
         try:
-            await self._run_agent(agent)
+            await self._run_agent(agent, view or self.results, iteration)
         finally:
             done[agent.name].set_result(None)
 
-    async def _run_agent(self, agent: AgentSpec) -> None:
-        result = self.results[agent.name]
-        failed_required = [r for r in agent.required if self.results[r].status != "ok"]
+    async def _loop(self, loop: LoopSpec, done: dict[str, asyncio.Future[None]]) -> None:
+        """The loop's agents, iteration after iteration, until `until` says stop.
+
+        Within an iteration the agents run as any others do, reading this iteration's
+        outputs; from the second on, readers of a carried agent (the builder) read what
+        replaces it (the fixer's output of the iteration before). Each iteration writes
+        its own entries; on resume, iterations already written are restored, not rerun.
+        """
+        looped = self.pipeline.looped
+        for upstream in {r for name in loop.agents for r in self.pipeline.agents[name].reads if r not in looped}:
+            await done[upstream]
+        written: dict[int, dict[str, EntryRow]] = {}
+        for entry in await self.board.history() if self.resumed else []:
+            if entry.agent in looped:
+                written.setdefault(entry.iteration, {})[entry.agent] = entry
+        carried: dict[str, AgentResult] = {}
+        stopped = False
+        iteration = 0
+        while iteration < loop.max_iterations and not stopped:
+            iteration += 1
+            self.emit("loop_iteration", iteration=iteration, max_iterations=loop.max_iterations)
+            view = {**self.results, **carried, **{name: AgentResult(name) for name in loop.agents}}
+            inner = {name: asyncio.get_running_loop().create_future() for name in loop.agents}
+            inner_done = {**done, **inner}
+            for name, entry in written.get(iteration, {}).items():
+                self._restore(view[name], entry.status, entry.output, entry.error)
+                inner[name].set_result(None)
+            await asyncio.gather(
+                *(
+                    self._node(self.pipeline.agents[name], inner_done, view, iteration)
+                    for name in self.pipeline.order
+                    if name in looped and not inner[name].done()
+                )
+            )
+            for name in loop.agents:
+                self.results[name] = view[name]
+            stopped = await self._until(loop, view, iteration)
+            carried = {replaced: view[source] for source, replaced in loop.carry.items()}
+        self.emit("loop_finished", iterations=iteration, stopped=stopped)
+        for name in loop.agents:
+            done[name].set_result(None)
+
+    async def _until(self, loop: LoopSpec, view: dict[str, AgentResult], iteration: int) -> bool:
+        """The loop's stop condition on this iteration's outputs (in code, off the loop)."""
+        if self.pipeline.until is None:
+            return False
+        inputs = {name: view[name].output for name in loop.agents if view[name].status == "ok"}
+        ctx = self._context_of(inputs, [n for n in loop.agents if n not in inputs], memory={}, iteration=iteration)
+        try:
+            value = await run_function(self.pipeline.until, ctx, None, UNTIL_TIMEOUT_S)
+        except BackendError as exc:
+            self.emit("loop_iteration", iteration=iteration, error=f"until: {exc}")
+            return True  # a stop condition that cannot be evaluated ends the loop: it stays bounded
+        return bool(value)
+
+    async def _run_agent(self, agent: AgentSpec, view: dict[str, AgentResult], iteration: int = 0) -> None:
+        """One agent, once what it reads exists; `view` holds the results it reads and its own."""
+        result = view[agent.name]
+        at = {"iteration": iteration} if iteration else {}
+        failed_required = [r for r in agent.required if view[r].status != "ok"]
         if failed_required:
-            await self._write(agent, "skipped", None, f"required input(s) {', '.join(failed_required)} did not succeed")
-            self.emit("agent_skipped", agent.name, reason=result.error)
+            reason = f"required input(s) {', '.join(failed_required)} did not succeed"
+            await self._write(agent, result, "skipped", None, reason, iteration)
+            self.emit("agent_skipped", agent.name, reason=result.error, **at)
             return
-        inputs = {r: self.results[r].output for r in agent.reads if self.results[r].status == "ok"}
+        inputs = {r: view[r].output for r in agent.reads if view[r].status == "ok"}
         missing = [r for r in agent.reads if r not in inputs]
         try:
             if agent.is_function:
-                output = await self._run_function(agent, inputs, missing)
+                output = await self._run_function(agent, result, inputs, missing, at)
             else:
-                output = await self._run_model(agent, inputs, missing)
-        except (BackendError, OutputInvalid) as exc:
-            await self._write(agent, "failed", None, str(exc))
-            self.emit("agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts)
+                output = await self._run_model(agent, result, inputs, missing, at)
+        except Skip as skip:
+            await self._write(agent, result, "skipped", None, skip.reason, iteration)
+            self.emit("agent_skipped", agent.name, reason=skip.reason, **at)
             return
-        await self._write(agent, "ok", output, None)
+        except (BackendError, OutputInvalid) as exc:
+            await self._write(agent, result, "failed", None, str(exc), iteration)
+            self.emit(
+                "agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts, **at
+            )
+            return
+        await self._write(agent, result, "ok", output, None, iteration)
         if result.status != "ok":  # the output could not be stored: readers see it missing
-            self.emit("agent_failed", agent.name, instance=result.instance, error=result.error, attempts=result.attempts)
+            self.emit(
+                "agent_failed", agent.name, instance=result.instance, error=result.error, attempts=result.attempts, **at
+            )
             return
         call = self._calls.get(agent.name)
         self.emit(
             "agent_finished",
             agent.name,
+            **at,
             instance=result.instance,
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
@@ -172,7 +256,15 @@ class TurnRunner:
         )
         self._deliver(agent, output)
 
-    def _context(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> FunctionContext:
+    def _context(
+        self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str], iteration: int = 0
+    ) -> FunctionContext:
+        memory = {m: self._memory[m] for m in agent.memory if m in self._memory}
+        return self._context_of(inputs, missing, memory=memory, iteration=iteration)
+
+    def _context_of(
+        self, inputs: dict[str, Any], missing: list[str], *, memory: dict[str, Any], iteration: int = 0
+    ) -> FunctionContext:
         return FunctionContext(
             message=self.message,
             user=self.session.user_id,
@@ -180,7 +272,11 @@ class TurnRunner:
             turn=self.number,
             inputs=inputs,
             missing=missing,
-            memory={m: self._memory[m] for m in agent.memory if m in self._memory},
+            memory=memory,
+            options=self.options,
+            runtime=self.runtime,
+            turn_id=self.turn_id,
+            iteration=iteration,
         )
 
     def _record_conflicts(self, agent: AgentSpec, ctx: FunctionContext) -> None:
@@ -189,34 +285,36 @@ class TurnRunner:
             self.conflicts.append(conflict)
             self.emit("conflict", agent.name, **conflict)
 
-    async def _run_function(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
-        result = self.results[agent.name]
+    async def _run_function(
+        self, agent: AgentSpec, result: AgentResult, inputs: dict[str, Any], missing: list[str], at: dict[str, int]
+    ) -> Any:
         result.started_s = self.clock()
         result.attempts = 1
-        self.emit("agent_started", agent.name, function=agent.function)
-        ctx = self._context(agent, inputs, missing)
+        self.emit("agent_started", agent.name, function=agent.function, **at)
+        ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         contract = self.pipeline.contracts[agent.name]
         output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s)
         self._record_conflicts(agent, ctx)
         return output
 
-    async def _run_model(self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str]) -> Any:
+    async def _run_model(
+        self, agent: AgentSpec, result: AgentResult, inputs: dict[str, Any], missing: list[str], at: dict[str, int]
+    ) -> Any:
         assert self._briefing is not None
         contract = self.pipeline.contracts[agent.name]
-        ctx = self._context(agent, inputs, missing)
+        ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         shortcut = self.pipeline.shortcuts.get(agent.name)
         if shortcut is not None:
             # E.g. a safe template at a high risk tier: no generation at all.
             output = await run_function(shortcut, ctx, None, agent.timeout_s, allow_none=True)
             if output is not None:
-                self.results[agent.name].started_s = self.clock()
-                self.emit("agent_started", agent.name, shortcut=agent.shortcut)
+                result.started_s = self.clock()
+                self.emit("agent_started", agent.name, shortcut=agent.shortcut, **at)
                 self._record_conflicts(agent, ctx)
                 return normalise(output, contract, allow_none=False)
         instance = self.pool.instance_for(agent.model)
-        result = self.results[agent.name]
         result.instance = instance.name
-        self.emit("agent_queued", agent.name, instance=instance.name, deliver=agent.deliver)
+        self.emit("agent_queued", agent.name, instance=instance.name, deliver=agent.deliver, **at)
         messages = build_messages(
             briefing=self._briefing,
             agent=agent.name,
@@ -235,7 +333,7 @@ class TurnRunner:
             messages=messages,
             contract=contract,
             result=result,
-            emit=self.emit,
+            emit=(lambda type, name=None, **data: self.emit(type, name, **at, **data)) if at else self.emit,
             clock=self.clock,
             prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
             check=self.pipeline.checks.get(agent.name),
@@ -246,9 +344,10 @@ class TurnRunner:
         self._record_conflicts(agent, ctx)
         return output
 
-    async def _write(self, agent: AgentSpec, status: str, output: Any, error: str | None) -> None:
+    async def _write(
+        self, agent: AgentSpec, result: AgentResult, status: str, output: Any, error: str | None, iteration: int = 0
+    ) -> None:
         """Commit the entry, then publish it to this turn's readers."""
-        result = self.results[agent.name]
         result.finished_s = self.clock()
         if result.started_s is None and status != "skipped":
             result.started_s = result.finished_s
@@ -256,15 +355,14 @@ class TurnRunner:
         result.output = output
         result.error = error
         try:
-            await self.board.write(agent.name, status=status, output=output, error=error)
+            await self.board.write(agent.name, status=status, output=output, error=error, iteration=iteration)
         except CantataError as exc:
             result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
 
-    def _restore(self, name: str, status: str, output: Any, error: str | None) -> None:
-        result = self.results[name]
+    def _restore(self, result: AgentResult, status: str, output: Any, error: str | None) -> None:
         result.status = status  # type: ignore[assignment]
         result.output, result.error = output, error
-        agent = self.pipeline.agents[name]
+        agent = self.pipeline.agents[result.name]
         if status == "ok":
             self._deliver(agent, output)
 

@@ -76,6 +76,26 @@ class AgentSpec(BaseModel):
         return self.function is not None
 
 
+class LoopSpec(BaseModel):
+    """A bounded loop over some agents: they run again, iteration after iteration, until
+    `until` says stop or `max_iterations` is reached (a critic, a tester and a fixer)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agents: list[str] = Field(min_length=1, description="The agents repeated together, once per iteration.")
+    max_iterations: int = Field(3, ge=1, le=50)
+    until: str | None = Field(
+        None,
+        description="Dotted path to fn(ctx) -> bool, called after each iteration with that iteration's "
+        "outputs in ctx.inputs: true stops the loop. Absent: run max_iterations.",
+    )
+    carry: dict[str, str] = Field(
+        default_factory=dict,
+        description="{a: b}: from the second iteration on, loop agents that read b read a's output of "
+        "the iteration before instead (a fixer's patched artefact in place of the builder's).",
+    )
+
+
 class PipelineSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +109,7 @@ class PipelineSpec(BaseModel):
         "so they are computed once per turn, and cached across turns, instead of once per agent.",
     )
     agents: list[AgentSpec] = Field(min_length=1)
+    loop: LoopSpec | None = Field(None, description="A bounded loop over some of the agents.")
 
 
 class Pipeline:
@@ -104,8 +125,10 @@ class Pipeline:
         functions: dict[str, Callable[..., Any]],
         shortcuts: dict[str, Callable[..., Any]] | None = None,
         checks: dict[str, Callable[..., Any]] | None = None,
+        until: Callable[..., Any] | None = None,
     ) -> None:
         self.spec = spec
+        self.until = until  # the loop's stop condition
         self.shortcuts = shortcuts or {}
         self.checks = checks or {}
         self.path = path
@@ -131,6 +154,11 @@ class Pipeline:
     def order(self) -> list[str]:
         """A topological order (ties in file order)."""
         return _topological(self.spec.agents)
+
+    @cached_property
+    def looped(self) -> frozenset[str]:
+        """The agents of the loop, if the pipeline has one."""
+        return frozenset(self.spec.loop.agents) if self.spec.loop else frozenset()
 
     def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
         return next((a for a in self.spec.agents if a.deliver == kind), None)
@@ -166,6 +194,7 @@ def load_pipeline(path: Path) -> Pipeline:
     except ValidationError as exc:
         raise SpecError(describe_validation_error(exc, source, _allowed_keys)) from None
     _check_graph(spec, source)
+    _check_loop(spec, source)
     base = path.parent
     prompts: dict[str, str] = {}
     contracts: dict[str, OutputContract | None] = {}
@@ -173,7 +202,9 @@ def load_pipeline(path: Path) -> Pipeline:
     shortcuts: dict[str, Callable[..., Any]] = {}
     checks: dict[str, Callable[..., Any]] = {}
     for i, agent in enumerate(spec.agents):
-        if agent.function is not None:
+        if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
+            functions[agent.name] = _sandboxed(agent.function, base, source, ("agents", i, "function"))
+        elif agent.function is not None:
             functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
         if agent.shortcut is not None:
             shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"))
@@ -182,14 +213,24 @@ def load_pipeline(path: Path) -> Pipeline:
         if agent.prompt is not None:
             prompts[agent.name] = _prompt_text(agent.prompt, base, source, ("agents", i, "prompt"))
         contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"))
+    until = None
+    if spec.loop is not None and spec.loop.until is not None:
+        until = _import(spec.loop.until, base, source, ("loop", "until"))
     return Pipeline(
-        spec, path=path, prompts=prompts, contracts=contracts, functions=functions, shortcuts=shortcuts, checks=checks
+        spec,
+        path=path,
+        prompts=prompts,
+        contracts=contracts,
+        functions=functions,
+        shortcuts=shortcuts,
+        checks=checks,
+        until=until,
     )
 
 
 def _allowed_keys(loc: Loc) -> list[str]:
-    model = AgentSpec if loc[:1] == ("agents",) else PipelineSpec
-    return list(model.model_fields)
+    models: dict[str, type[BaseModel]] = {"agents": AgentSpec, "loop": LoopSpec}
+    return list(models.get(str(loc[0]) if loc else "", PipelineSpec).model_fields)
 
 
 def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
@@ -248,6 +289,38 @@ def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
             f"{source.where(('agents', i, 'reads', j))}: the reads form a cycle "
             f"{' -> '.join(cycle)}; remove one of these reads"
         )
+
+
+def _check_loop(spec: PipelineSpec, source: YamlSource) -> None:
+    """A loop repeats a closed part of the DAG: its agents exist, deliver nothing, and what
+    it carries replaces an input its agents read."""
+    loop = spec.loop
+    if loop is None:
+        return
+    agents = {a.name: a for a in spec.agents}
+    for j, name in enumerate(loop.agents):
+        if name not in agents:
+            raise SpecError(
+                f"{source.where(('loop', 'agents', j))}: the loop names '{name}', which is not an agent of this "
+                f"pipeline; known agents: {', '.join(agents)}"
+            )
+        if agents[name].deliver is not None:
+            raise SpecError(
+                f"{source.where(('loop', 'agents', j))}: '{name}' delivers a reply, so it cannot be in the loop "
+                "(a reply is delivered once); deliver from an agent after the loop"
+            )
+    if len(set(loop.agents)) != len(loop.agents):
+        raise SpecError(f"{source.where(('loop', 'agents'))}: the loop lists an agent twice")
+    looped = set(loop.agents)
+    read_in_loop = {r for name in looped for r in agents[name].reads}
+    for source_agent, replaced in loop.carry.items():
+        here = source.where(("loop", "carry", source_agent))
+        if source_agent not in looped:
+            raise SpecError(f"{here}: carry from '{source_agent}', which is not in the loop")
+        if replaced not in agents or replaced in looped or replaced not in read_in_loop:
+            raise SpecError(
+                f"{here}: carry into '{replaced}': it must be an agent outside the loop that a loop agent reads"
+            )
 
 
 def _find_cycle(agents: list[AgentSpec]) -> list[str] | None:
@@ -325,6 +398,22 @@ def _contract(agent: AgentSpec, base: Path, source: YamlSource, loc: Loc) -> Out
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(f"{source.where(loc)}: '{output}' is not a pydantic model class")
     return contract_from_model(model)
+
+
+SANDBOX_PREFIX = "sandbox:"
+
+
+def _sandboxed(reference: str, base: Path, source: YamlSource, loc: Loc) -> Callable[..., Any]:
+    """`sandbox:module.function`: a function beside the pipeline that is never imported here;
+    every call runs it under bubblewrap (cantata.factory.sandbox), as generated code must."""
+    from cantata.factory.sandbox import sandboxed_function
+
+    module, _, function = reference.removeprefix(SANDBOX_PREFIX).rpartition(".")
+    if not module or not function or "." in module:
+        raise SpecError(f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline")
+    if not (base / f"{module}.py").exists():
+        raise SpecError(f"{source.where(loc)}: '{reference}': no file {module}.py beside the pipeline (in {base})")
+    return sandboxed_function(base, module, function)
 
 
 def _import(dotted: str, base: Path, source: YamlSource, loc: Loc) -> Any:

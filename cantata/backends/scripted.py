@@ -11,12 +11,14 @@ import asyncio
 import json
 import random
 import zlib
+from pathlib import Path
 from collections.abc import AsyncIterator
 from typing import Any
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
 from cantata.config import InstanceConfig
-from cantata.errors import BackendUnavailable
+from cantata.errors import BackendUnavailable, ConfigError
+from cantata.yamlsource import load_yaml
 
 
 class ScriptedBackend(Backend):
@@ -25,6 +27,8 @@ class ScriptedBackend(Backend):
         self.config = config
         # Attempts per (agent, prompt): a retry of the same call draws a new failure roll.
         self._attempts: dict[tuple[str, int], int] = {}
+        self._canned = load_replies(config.replies) if config.replies is not None else {}
+        self._calls: dict[str, int] = {}  # per agent, to hand out its canned replies in order
 
     def info(self) -> BackendInfo:
         return BackendInfo(
@@ -43,7 +47,9 @@ class ScriptedBackend(Backend):
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
         if self.config.fail_rate and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
-        if request.schema is not None:
+        if request.agent in self._canned:
+            text = self._next_canned(request.agent)
+        elif request.schema is not None:
             text = json.dumps(sample(request.schema, request.schema, request.agent), ensure_ascii=False)
         else:
             text = f"[{request.agent or 'agent'}] scripted reply #{key[1] % 1000}."
@@ -56,6 +62,22 @@ class ScriptedBackend(Backend):
         else:
             yield Chunk(text=text)
         yield Chunk(usage=Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces)))
+
+
+    def _next_canned(self, agent: str) -> str:
+        replies = self._canned[agent]
+        self._calls[agent] = call = self._calls.get(agent, 0) + 1
+        reply = replies[min(call, len(replies)) - 1]
+        return reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+
+
+def load_replies(path: Path) -> dict[str, list[Any]]:
+    """{agent: [reply, ...]} from a YAML file; a single reply is a list of one."""
+    source = load_yaml(path, ConfigError)
+    if not isinstance(source.data, dict) or not all(isinstance(k, str) for k in source.data):
+        raise ConfigError(f"{path}:1: canned replies are a mapping of agent names to outputs")
+    # Outputs are objects or text, so a list is always successive replies.
+    return {agent: value if isinstance(value, list) and value else [value] for agent, value in source.data.items()}
 
 
 def _split_tokens(text: str) -> list[str]:

@@ -28,12 +28,16 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cantata.errors import SandboxUnavailable
+from cantata.errors import BackendError, SandboxUnavailable
+
+if TYPE_CHECKING:
+    from cantata.nodes import FunctionContext
 
 RUNNER = (Path(__file__).parent / "sandbox_runner.py").read_text(encoding="utf-8")
 NOBODY = 65534
@@ -97,6 +101,21 @@ async def run_tool(
         }
         command = _bwrap_command(agent) if sandbox else _plain_command(agent)
         return await _run(command, json.dumps(request).encode(), limits, as_nobody=as_nobody, sandboxed=sandbox)
+
+
+def sandboxed_function(folder: Path, module: str, function: str) -> Callable[[FunctionContext], Awaitable[Any]]:
+    """A `function:` agent (`sandbox:module.function`) whose code runs only in the sandbox.
+    It gets {"message", "inputs"} and returns a JSON value; a failure fails the agent.
+    With the turn option no_sandbox (the factory's --no-sandbox) it runs unisolated."""
+
+    async def call(ctx: FunctionContext) -> Any:
+        value = {"message": ctx.message, "inputs": ctx.inputs}
+        run = await run_tool(folder, module, function, value, sandbox=not ctx.options.get("no_sandbox"))
+        if not run.ok:
+            raise BackendError(f"tool {module}.{function}: {run.error}")
+        return run.output
+
+    return call
 
 
 def _bwrap_command(agent: Path) -> list[str]:

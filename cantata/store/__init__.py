@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cantata.store.base import EntryRow, PastTurn, SessionInfo, SessionRow, Store, StoredEvent, TurnRow
+from cantata.store.base import AgentVersion, EntryRow, PastTurn, SessionInfo, SessionRow, Store, StoredEvent, TurnRow
 from cantata.store.sqlite import SqliteStore
 
 
@@ -14,6 +14,7 @@ def open_store(home: Path) -> Store:
 
 
 __all__ = [
+    "AgentVersion",
     "EntryRow",
     "PastTurn",
     "SessionInfo",

@@ -58,6 +58,7 @@ class EntryRow:
     status: str
     output: Any
     error: str | None
+    iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,20 @@ class StoredEvent:
             "wall": self.wall,
             "data": self.data,
         }
+
+
+@dataclass(frozen=True)
+class AgentVersion:
+    """One deployed version of an agent the factory made."""
+
+    name: str
+    version: int
+    created_at: float
+    active: bool
+    forced: bool  # deployed with --force, whatever its tests said
+    sandboxed: bool  # its tool code was tested under bubblewrap (False: --no-sandbox)
+    task_turn: int | None  # the factory turn that made it
+    summary: dict[str, Any]  # tests passed on each half, tokens, seconds
 
 
 Committed = Callable[[list[Event]], None]
@@ -145,13 +160,27 @@ class Store(Protocol):
     # -- blackboard -----------------------------------------------------------------------
 
     async def write_entry(
-        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
     ) -> None:
-        """Write-once: a second entry for the same turn and agent is a StoreError.
+        """Write-once: a second entry for the same turn, agent and iteration is a StoreError.
         Returns once committed: only then may the agent's readers start."""
         ...
 
-    async def entries(self, turn_id: int) -> dict[str, EntryRow]: ...
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        """Each agent's entry in the turn (a looped agent's latest iteration)."""
+        ...
+
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        """Every entry of the turn, every iteration, in the order written."""
+        ...
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         """Each agent's latest successful entry for this user, from turns before `before_turn`."""
@@ -181,6 +210,26 @@ class Store(Protocol):
 
     async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
         """Agent events since a wall-clock time, oldest first, with their turn's status."""
+        ...
+
+    # -- deployed agents ------------------------------------------------------------------
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        """Record a new version of `name` (creating the agent), make it active, return its number."""
+        ...
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        """Every version of one agent (or of all), oldest first."""
+        ...
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        """Make an existing version the active one (rollback); False if there is no such version."""
+        ...
+
+    async def remove_agent(self, name: str) -> int:
+        """Forget the agent and all its versions; return how many versions there were."""
         ...
 
     # -- privacy --------------------------------------------------------------------------

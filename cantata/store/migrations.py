@@ -94,4 +94,51 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX api_keys_user ON api_keys(user_id);
         """,
     ),
+    (
+        # Bounded loops (a pipeline's `loop`): each iteration of a looped agent writes its own
+        # entry, so the key gains the iteration (0 for agents outside a loop).
+        "005_blackboard_iterations",
+        """
+        CREATE TABLE blackboard_iterations (
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL,
+            iteration INTEGER NOT NULL DEFAULT 0,
+            user_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            output TEXT,
+            error TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (turn_id, agent, iteration)
+        ) WITHOUT ROWID;
+        INSERT INTO blackboard_iterations (turn_id, agent, iteration, user_id, status, output, error, created_at)
+            SELECT turn_id, agent, 0, user_id, status, output, error, created_at FROM blackboard;
+        DROP TABLE blackboard;
+        ALTER TABLE blackboard_iterations RENAME TO blackboard;
+        CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
+        """,
+    ),
+    (
+        # Agents deployed by the factory, versioned; their files live under
+        # CANTATA_HOME/agents/NAME/VERSION/. Versions are numbered from the agent row's
+        # counter (as turns are), and one version is active: `run agent:NAME` runs it.
+        "006_deployed_agents",
+        """
+        CREATE TABLE agents (
+            name TEXT PRIMARY KEY,
+            latest_version INTEGER NOT NULL DEFAULT 0,
+            active_version INTEGER,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE agent_versions (
+            name TEXT NOT NULL REFERENCES agents(name) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            forced INTEGER NOT NULL DEFAULT 0,
+            sandboxed INTEGER NOT NULL DEFAULT 1,
+            task_turn INTEGER,
+            summary TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (name, version)
+        );
+        """,
+    ),
 ]

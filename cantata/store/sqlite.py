@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store.base import Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
+from cantata.store.base import AgentVersion, Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
 from cantata.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -314,36 +314,41 @@ class SqliteStore:
     # -- blackboard -----------------------------------------------------------------------
 
     async def write_entry(
-        self, *, turn_id: int, user_id: str, agent: str, status: str, output: Any, error: str | None
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
     ) -> None:
-        row = (turn_id, user_id, agent, status, _json(output), error, time.time())
+        row = (turn_id, user_id, agent, iteration, status, _json(output), error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
                 db.execute(_INSERT_ENTRY, row)
             except sqlite3.IntegrityError as exc:
-                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'") from exc
+                which = f" (iteration {iteration})" if iteration else ""
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
 
         await self.commit(write)
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:
-        def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
-            rows = db.execute(
-                "SELECT turn_id, agent, status, output, error FROM blackboard WHERE turn_id = ? ORDER BY created_at",
-                (turn_id,),
-            ).fetchall()
-            return {row[1]: _entry(row) for row in rows}
+        return {entry.agent: entry for entry in await self.entry_history(turn_id)}
 
-        return await self._read(read)
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        return await self._read(lambda db: _entry_rows(db, turn_id))
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
             found: dict[str, EntryRow] = {}
             for agent in agents:
                 row = db.execute(
-                    "SELECT turn_id, agent, status, output, error FROM blackboard"
+                    f"SELECT {_ENTRY_COLUMNS} FROM blackboard"
                     " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-                    " ORDER BY turn_id DESC LIMIT 1",
+                    " ORDER BY turn_id DESC, iteration DESC LIMIT 1",
                     (user_id, agent, before_turn),
                 ).fetchone()
                 if row:
@@ -405,6 +410,67 @@ class SqliteStore:
 
         return await self._read(read)
 
+    # -- deployed agents ------------------------------------------------------------------
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        now = time.time()
+
+        def write(db: sqlite3.Connection) -> int:
+            db.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (name, now))
+            (version,) = db.execute(
+                "UPDATE agents SET latest_version = latest_version + 1, active_version = latest_version + 1"
+                " WHERE name = ? RETURNING latest_version",
+                (name,),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO agent_versions (name, version, created_at, forced, sandboxed, task_turn, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, version, now, int(forced), int(sandboxed), task_turn, _encode(summary)),
+            )
+            return int(version)
+
+        version: int = await self.commit(write)
+        return version
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        def read(db: sqlite3.Connection) -> list[AgentVersion]:
+            rows = db.execute(
+                "SELECT v.name, v.version, v.created_at, v.version = a.active_version, v.forced, v.sandboxed,"
+                " v.task_turn, v.summary FROM agent_versions v JOIN agents a ON a.name = v.name"
+                + (" WHERE v.name = ?" if name is not None else "")
+                + " ORDER BY v.name, v.version",
+                (name,) if name is not None else (),
+            ).fetchall()
+            return [
+                AgentVersion(n, v, c, bool(active), bool(forced), bool(sandboxed), task, json.loads(summary))
+                for n, v, c, active, forced, sandboxed, task, summary in rows
+            ]
+
+        return await self._read(read)
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            found = db.execute(
+                "SELECT 1 FROM agent_versions WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+            if found:
+                db.execute("UPDATE agents SET active_version = ? WHERE name = ?", (version, name))
+            return found is not None
+
+        done: bool = await self.commit(write)
+        return done
+
+    async def remove_agent(self, name: str) -> int:
+        def write(db: sqlite3.Connection) -> int:
+            (count,) = db.execute("SELECT COUNT(*) FROM agent_versions WHERE name = ?", (name,)).fetchone()
+            db.execute("DELETE FROM agents WHERE name = ?", (name,))
+            return int(count)
+
+        removed: int = await self.commit(write)
+        return removed
+
     # -- privacy --------------------------------------------------------------------------
 
     async def export_user(self, user_id: str) -> dict[str, Any]:
@@ -424,15 +490,18 @@ class SqliteStore:
                             "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (turn.id,)
                         )
                     ]
-                    entries = {
-                        row[1]: {"status": row[2], "output": _entry(row).output, "error": row[4]}
-                        for row in db.execute(
-                            "SELECT turn_id, agent, status, output, error FROM blackboard"
-                            " WHERE turn_id = ? ORDER BY created_at",
-                            (turn.id,),
-                        )
-                    }
-                    turns.append({"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries})
+                    history = _entry_rows(db, turn.id)
+                    latest = {e.agent: e for e in history}
+                    entries = {e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()}
+                    earlier = [
+                        {"agent": e.agent, "iteration": e.iteration, "status": e.status, "output": e.output, "error": e.error}
+                        for e in history
+                        if latest[e.agent] is not e
+                    ]
+                    turn_json = {"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries}
+                    if earlier:
+                        turn_json["earlier_iterations"] = earlier
+                    turns.append(turn_json)
                 sessions.append(
                     {"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary, "turns": turns}
                 )
@@ -573,9 +642,17 @@ def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], lim
 
 
 _INSERT_ENTRY = (
-    "INSERT INTO blackboard (turn_id, user_id, agent, status, output, error, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
+
+
+def _entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
+    rows = db.execute(
+        f"SELECT {_ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
+    ).fetchall()
+    return [_entry(row) for row in rows]
 
 # One encoder, built once: json.dumps builds a new one for every call with options.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -613,11 +690,12 @@ def _json(output: Any) -> str | None:
 
 
 def _entry(row: tuple[Any, ...]) -> EntryRow:
-    turn_id, agent, status, output, error = row
+    turn_id, agent, status, output, error, iteration = row
     return EntryRow(
         turn_id=turn_id,
         agent=agent,
         status=status,
         output=None if output is None else json.loads(output),
         error=error,
+        iteration=iteration,
     )

@@ -1,0 +1,107 @@
+"""Deployed agents: versions in the store, files under CANTATA_HOME/agents/NAME/VERSION/.
+
+A version's folder holds everything that made it and everything needed to run it: the
+pipeline YAML, its prompts, the output schema, the tool code, the tests, the card and
+the task that produced it. Folders are written before the version is recorded, and a
+version is never changed once written; rollback only moves which version is active.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from cantata.errors import UserError
+from cantata.store.base import AgentVersion, Store
+
+AGENT_PREFIX = "agent:"
+NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
+
+
+def agents_dir(home: Path) -> Path:
+    return home / "agents"
+
+
+def version_dir(home: Path, name: str, version: int) -> Path:
+    return agents_dir(home) / name / str(version)
+
+
+def check_name(name: str) -> str:
+    if not NAME.match(name):
+        raise UserError(
+            f"'{name}' is not a valid agent name: lower-case letters, digits, '-' and '_', starting with a letter"
+        )
+    return name
+
+
+async def deploy(
+    store: Store,
+    home: Path,
+    name: str,
+    artefact: Path,
+    *,
+    forced: bool,
+    sandboxed: bool,
+    task_turn: int | None,
+    summary: dict[str, object],
+) -> AgentVersion:
+    """Copy the artefact into the next version's folder, record it, make it active."""
+    check_name(name)
+    if not (artefact / "pipeline.yaml").exists():
+        raise UserError(f"{artefact} has no pipeline.yaml: nothing to deploy")
+    # Copied to a staging folder first, so that a failed copy leaves no half version.
+    root = agents_dir(home) / name
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    try:
+        shutil.copytree(artefact, staging / "files", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        version = await store.add_agent_version(
+            name, forced=forced, sandboxed=sandboxed, task_turn=task_turn, summary=dict(summary)
+        )
+        (staging / "files").rename(version_dir(home, name, version))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return next(v for v in await store.agent_versions(name) if v.version == version)
+
+
+async def active_version(store: Store, name: str) -> AgentVersion:
+    versions = await store.agent_versions(name)
+    if not versions:
+        raise UserError(f"no deployed agent '{name}'; see `cantata agents`")
+    return next((v for v in versions if v.active), versions[-1])
+
+
+async def pipeline_path(store: Store, home: Path, reference: str) -> Path:
+    """The pipeline file of `agent:NAME` (its active version) or `agent:NAME@VERSION`."""
+    name, _, wanted = reference.removeprefix(AGENT_PREFIX).partition("@")
+    if wanted:
+        if not wanted.isdigit():
+            raise UserError(f"'{reference}': a version is a number, as in agent:{name}@2")
+        versions = {v.version for v in await store.agent_versions(name)}
+        if int(wanted) not in versions:
+            known = ", ".join(str(v) for v in sorted(versions)) or "none"
+            raise UserError(f"agent '{name}' has no version {wanted} (versions: {known})")
+        version = int(wanted)
+    else:
+        version = (await active_version(store, name)).version
+    path = version_dir(home, name, version) / "pipeline.yaml"
+    if not path.exists():
+        raise UserError(f"the files of agent '{name}' version {version} are missing: {path.parent}")
+    return path
+
+
+async def rollback(store: Store, name: str, version: int) -> AgentVersion:
+    if not await store.activate_agent(name, version):
+        known = ", ".join(str(v.version) for v in await store.agent_versions(name)) or "none"
+        raise UserError(f"agent '{name}' has no version {version} (versions: {known})")
+    return await active_version(store, name)
+
+
+async def remove(store: Store, home: Path, name: str) -> int:
+    removed = await store.remove_agent(name)
+    if not removed:
+        raise UserError(f"no deployed agent '{name}'")
+    shutil.rmtree(agents_dir(home) / name, ignore_errors=True)
+    return removed

@@ -1,0 +1,139 @@
+"""The agent factory on the scripted backend with canned replies: deterministic whole runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cantata import pipelines
+from cantata.config import load_config
+from cantata.events import Event
+from cantata.factory import registry, sandbox
+from cantata.pipelines.factory.models import Artefact, OutputField
+from cantata.pipelines.factory.review import tool_findings
+from cantata.pipelines.factory.roles import refusal
+from cantata.runtime import Cantata
+from cantata.spec import load_pipeline
+from tests.conftest import WriteFile
+
+CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
+REQUEST = "an agent that extracts action items with owners and due dates from meeting notes"
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox.sandbox_problem() is not None, reason=f"bubblewrap unusable: {sandbox.sandbox_problem()}"
+)
+
+
+def canned_config(write: WriteFile) -> Path:
+    return write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {CANNED}\n")
+
+
+@needs_bwrap
+async def test_a_planted_failure_makes_the_fixer_iterate_and_the_fixed_agent_is_deployed(
+    write: WriteFile, home: Path
+) -> None:
+    app = Cantata(load_config(canned_config(write)), home=home)
+    events: list[Event] = []
+    try:
+        result = await app.run_turn(pipelines.load("factory"), REQUEST, on_event=events.append)
+        history = await app.store.entry_history(result.turn_id)
+        versions = await app.store.agent_versions("action-items")
+        deployed = load_pipeline(await registry.pipeline_path(app.store, home, "agent:action-items"))
+        run = await app.run_turn(deployed, "Ana sends the minutes by Tuesday.")
+    finally:
+        await app.close()
+    assert result.status == "ok", [(a.name, a.status, a.error) for a in result.agents]
+    assert result.early is not None and result.early.text.startswith("Building an agent:")
+    deployment = next(a.output for a in result.agents if a.name == "deployer")
+    assert deployment["deployed"] and deployment["version"] == 1 and not deployment["forced"]
+    tests = [(e.iteration, e.output["dev_passed"], e.output["heldout_passed"]) for e in history if e.agent == "tester"]
+    assert tests == [(1, 0, 0), (2, 3, 3)], "the first artefact failed every test, the fixed one passed them"
+    fixes = [e.output["changes"] for e in history if e.agent == "fixer"]
+    assert fixes[0].startswith("the output field is now") and fixes[1].startswith("nothing to change")
+    assert [(e.data["iterations"], e.data["stopped"]) for e in events if e.type == "loop_finished"] == [(2, True)]
+    # The held-out half never reached the fixer: its input carries counts, no held-out detail.
+    first_report = next(e.output for e in history if e.agent == "tester" and e.iteration == 1)
+    assert first_report["heldout_failed_ids"] == [2, 4, 6] and {r["half"] for r in first_report["dev_failures"]} == {"dev"}
+    # Every artefact version is on disk, and the deployed one has its card, tests and task.
+    assert (home / "factory" / f"turn-{result.turn_id}" / "iteration-1" / "agent" / "pipeline.yaml").exists()
+    assert (home / "factory" / f"turn-{result.turn_id}" / "iteration-2" / "agent" / "pipeline.yaml").exists()
+    folder = registry.version_dir(home, "action-items", 1)
+    assert {"pipeline.yaml", "schema.json", "tool.py", "card.md", "tests.json", "task.json"} <= {
+        p.name for p in folder.iterdir()
+    }
+    card = (folder / "card.md").read_text()
+    assert "development: 3/3 passed" in card and "held-out: 3/3 passed" in card and "Cost to make:" in card
+    task = json.loads((folder / "task.json").read_text())
+    assert task["cost"]["iterations"] == 2 and "fixer@1" in task["cost"]["per_role"]
+    assert [v.version for v in versions] == [1] and versions[0].summary["tests"] == "dev 3/3, held-out 3/3"
+    # The deployed agent runs: its tool in the sandbox, then its model.
+    assert run.status == "ok" and run.final is not None and "ana" in run.final.text
+    tool_output = next(a.output for a in run.agents if a.name == "tool")
+    assert tool_output == {"owners": ["Ana"]}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "reason"),
+    [
+        ("an agent that browses the web and reports today's prices", "internet"),
+        ("an agent that logs in to my bank account with my password", "credentials"),
+        ("an agent that sends an email to every customer", "act on the world"),
+        ("asdf", "empty or too short"),
+        ("!!! ??? ### 1234 5678", "empty or too short"),
+    ],
+)
+async def test_requests_cantata_cannot_build_stop_with_the_reason_and_no_deployment(
+    write: WriteFile, home: Path, request_text: str, reason: str
+) -> None:
+    app = Cantata(load_config(canned_config(write)), home=home)
+    try:
+        result = await app.run_turn(pipelines.load("factory"), request_text)
+        versions = await app.store.agent_versions()
+    finally:
+        await app.close()
+    agents = {a.name: a for a in result.agents}
+    assert agents["orchestrator"].attempts == 0, "refused in code, before any model ran"
+    assert agents["analyst"].status == "skipped" and agents["builder"].status == "skipped"
+    deployment = agents["deployer"].output
+    assert not deployment["deployed"] and reason in deployment["reason"]
+    assert result.final is not None and result.final.text.startswith("Not built:")
+    assert versions == []
+
+
+def test_refusal_lets_ordinary_requests_through() -> None:
+    for request in (REQUEST, "an agent that rates the tone of customer reviews from 1 to 5",
+                    "an agent that counts the words and sentences of a paragraph"):  # fmt: skip
+        assert refusal(request) is None, request
+
+
+@pytest.mark.parametrize(
+    ("code", "problem"),
+    [
+        ("def run(value):\n    return open('/etc/passwd').read()\n", "uses 'open'"),
+        ("import socket\ndef run(value):\n    return 1\n", "imports 'socket'"),
+        ("from os import system\ndef run(value):\n    return 1\n", "imports from 'os'"),
+        ("def run(value):\n    return ().__class__.__subclasses__()\n", "reaches into '__class__'"),
+        ("def run(value:\n", "does not parse"),
+        ("def other(value):\n    return 1\n", "no top-level run"),
+    ],
+)
+def test_tool_code_that_may_not_run_is_a_blocking_finding(code: str, problem: str) -> None:
+    findings = tool_findings(code)
+    assert any(f.severity == "blocking" and problem in f.problem for f in findings), findings
+
+
+def test_allowed_tool_code_has_no_finding() -> None:
+    assert tool_findings("import re, json\nfrom collections import Counter\ndef run(value):\n    return 1\n") == []
+
+
+def test_an_artefact_assembles_into_a_pipeline_that_loads(tmp_path: Path) -> None:
+    from cantata.pipelines.factory.assembly import assemble
+
+    artefact = Artefact(name="word-count", instructions="Count the words.", fields=[OutputField(name="words", type="integer")],
+                        tool_code="def run(value):\n    return len(value['message'].split())\n")  # fmt: skip
+    pipeline = assemble(artefact, tmp_path / "agent")
+    assert pipeline.order == ["tool", "word_count"] and pipeline.deliverer("final") is not None
+    schema = json.loads((tmp_path / "agent" / "schema.json").read_text())
+    assert schema["required"] == ["words"] and schema["properties"]["words"]["type"] == "integer"
