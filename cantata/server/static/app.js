@@ -99,7 +99,12 @@ function subscribe(path, onEvent) {
   cleanup.push(stop);
   return stop;
 }
-function every(ms, fn) { const t = setInterval(fn, ms); cleanup.push(() => clearInterval(t)); }
+function every(ms, fn) {
+  const t = setInterval(fn, ms);
+  const stop = () => clearInterval(t);
+  cleanup.push(stop);
+  return stop;
+}
 function throttle(ms, fn) {
   let pending = null;
   return () => { if (!pending) pending = setTimeout(() => { pending = null; fn(); }, ms); };
@@ -304,9 +309,12 @@ async function timeline(turnId) {
   put(view, head, chart, detail);
   const turn = await refresh();
   if (turn.status === "running") {
-    const again = throttle(150, () => refresh().catch(() => {}));
-    subscribe(`/api/turns/${turnId}/events`, again);
-    every(500, () => { again(); });  // queued and running bars grow with the clock
+    let stopClock = null;
+    const again = throttle(150, () => refresh().then((t) => {
+      if (t.status !== "running" && stopClock) { stopClock(); stopClock = null; }
+    }).catch(() => {}));
+    subscribe(`/api/turns/${turnId}/events`, again);  // the stream ends with the turn
+    stopClock = every(500, again);  // queued and running bars grow with the clock
   }
 }
 
@@ -434,7 +442,8 @@ async function chat() {
     const early = el("div", { class: "early", "data-testid": "early" });
     const merged = el("div", { class: "merged", "data-testid": "merged", hidden: "" });
     const progress = el("div", { class: "progress", "data-testid": "progress" }, "starting…");
-    const reply = el("div", { class: "msg assistant" }, early, merged, progress);
+    const link = el("a", { "data-testid": "timeline-link", hidden: "" }, "open the timeline");
+    const reply = el("div", { class: "msg assistant" }, early, merged, progress, link);
     chatState.log.push(mine, reply);
     log.append(mine, reply);
     chatState.messages.push({ role: "user", content: text });
@@ -473,6 +482,10 @@ async function chat() {
             if (at >= 0) { merged.hidden = false; merged.textContent = content.slice(at + SEPARATOR.length); }
           }
           const info = chunk.cantata;
+          if (info && info.turn_id && link.hidden) {  // watch it live while it runs
+            link.href = `#/turn/${info.turn_id}`;
+            link.hidden = false;
+          }
           if (info && info.agent && info.event) {
             states[info.agent] = info.event.replace("agent_", "");
             progress.textContent = `${info.done}/${info.total} done · ` +
@@ -480,7 +493,8 @@ async function chat() {
           }
           if (chunk.choices[0].finish_reason && info && info.turn_id) {
             if (!content.includes(SEPARATOR) && info.status === "failed") merged.hidden = true;
-            put(progress, `${info.status} · `, el("a", { href: `#/turn/${info.turn_id}`, "data-testid": "timeline-link" }, "open the timeline"));
+            progress.textContent = info.error ? `error: ${info.error}`
+              : `${info.status}: ${info.agents.filter((a) => a.status === "ok").length} of ${info.agents.length} agents ok · `;
           }
         }
       }
