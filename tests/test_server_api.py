@@ -147,3 +147,14 @@ async def test_metrics_parse_and_count_the_turns(config: Path, home: Path) -> No
     early = [s for s in families["cantata_early_reply_seconds"].samples if s.name.endswith("_count")]
     assert early[0].value == 3
     assert "cantata_instance_queued" in families and "cantata_tokens" in families
+
+
+async def test_the_dashboard_is_served_as_static_files(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        page = await c.get("/")
+        script = await c.get("/app.js")
+        missing = await c.get("/nope.js")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert 'src="app.js"' in page.text
+    assert script.status_code == 200 and "/v1/chat/completions" in script.text
+    assert missing.status_code == 404
