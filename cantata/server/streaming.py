@@ -85,8 +85,12 @@ def _unicode(escape: str) -> str:
         return ""
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def sse(payload: dict[str, Any]) -> str:
-    return f"data: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"data: {_encode(payload)}\n\n"
 
 
 class ChatStream:
