@@ -90,7 +90,9 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
             for name in ("ann", "bob"):
                 assert {s["user"] for s in (await admin.get(f"/api/sessions?user={name}")).json()} == {name}
             assert (await admin.get(f"/api/turns/{turn}")).status_code == 200
-            assert (await ann.get("/metrics")).status_code == 200
+            forbidden = await ann.get("/metrics")  # every user's figures: for operators
+            assert forbidden.status_code == 403 and forbidden.json()["error"]["type"] == "permission_error"
+            assert (await admin.get("/metrics")).status_code == 200
 
 
 async def test_turn_blackboard_session_and_memory(config: Path, home: Path) -> None:

@@ -18,7 +18,7 @@ from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
 from cantata.errors import UserError
 from cantata.runtime import Cantata
-from cantata.server.auth import Auth, Caller, is_loopback
+from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.errors import error_body, install_error_handlers
 from cantata.server.keys import KeyRing
 from cantata.server.protocol import Health
@@ -91,7 +91,8 @@ def create_app(
         return Health(version=__version__, turns_running=len(service.running), auth=request.app.state.auth.mode())
 
     @app.get("/metrics", tags=["ops"], response_class=Response)
-    async def metrics(request: Request, caller: Caller) -> Response:
+    async def metrics(request: Request, caller: Admin) -> Response:
+        """Every user's turns counted together: an operator's view (admin keys, or open mode)."""
         service: Service = request.app.state.service
         return Response(service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
