@@ -44,6 +44,7 @@ def test_chat_then_timeline_in_chromium(server: CantataServer, tmp_path: Path) -
             merged = page.locator('[data-testid="merged"]').last
             # The early reply shows while the merged one is still hidden...
             expect(early).not_to_be_empty(timeout=120_000)
+            assert merged.is_hidden()  # the early reply is there before the merged one
             early_text = early.inner_text()
             # ...then the merged reply is appended below it.
             expect(merged).to_be_visible(timeout=300_000)

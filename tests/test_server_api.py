@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,15 @@ async def test_the_dashboard_is_served_as_static_files(config: Path, home: Path)
     assert 'src="app.js"' in page.text
     assert script.status_code == 200 and "/v1/chat/completions" in script.text
     assert missing.status_code == 404
+
+
+def test_keys_list_as_json_and_revoking_an_unknown_key_is_one_line() -> None:
+    created = cantata("keys", "create", "--user", "ann", "--admin")
+    assert created.returncode == 0 and created.stdout.startswith("cnt_")
+    rows = json.loads(cantata("keys", "list", "--json").stdout)
+    assert [(r["user"], r["admin"], r["revoked"]) for r in rows] == [("ann", True, False)]
+    assert created.stdout.strip() not in json.dumps(rows)
+    unknown = cantata("keys", "revoke", "nope")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: no active key") and unknown.stderr.count("\n") == 1
+    empty = cantata("keys", "create", "--user", " ")
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1
