@@ -215,7 +215,7 @@ function drawGantt(turn, onPick) {
   const now = turn.status === "running" && turn.started_at ? Date.now() / 1000 - turn.started_at : 0;
   const end = Math.max(0.001, now, ...agents.map((a) => a.finished_s || a.started_s || a.queued_s || 0),
     turn.final?.at_s || 0, turn.early?.at_s || 0);
-  const L = 120, R = 20, ROW = 28, W = 900;
+  const L = 120, R = 50, ROW = 28, W = 900;
   const x = (s) => L + (s / end) * (W - L - R);
   const height = 30 + agents.length * ROW + 10;
   const critical = criticalFromTimes(turn);
