@@ -138,3 +138,13 @@ async def test_long_silences_get_heartbeats_and_status_events_are_opt_in(
     assert not any("event" in ch for ch in chunks)  # off by default
     status = [e.json()["event"] for e in parse(webui.text) if e.data and e.data != "[DONE]" and "event" in e.json()]
     assert status and all(s["type"] == "status" for s in status) and status[-1]["data"]["done"] is True
+
+
+async def test_a_chunked_body_over_the_limit_is_413(config: Path, home: Path) -> None:
+    async def chunks():  # type: ignore[no-untyped-def]
+        for _ in range(20):
+            yield b" " * 1000
+
+    async with running(make_app(config, home, max_body=10_000)) as app, client(app) as c:
+        r = await c.post("/v1/chat/completions", content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"

@@ -6,13 +6,14 @@ many apps as they like, each with its own home, config and metrics."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
@@ -27,6 +28,46 @@ from cantata.server.service import Service
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
+
+
+class BodyLimit:
+    """413 for a body over the limit, as pure ASGI: Starlette's BaseHTTPMiddleware would
+    pass every streamed chunk through an extra task and memory stream."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = dict(scope["headers"]).get(b"content-length", b"")
+            if length.isdigit() and int(length) > self.max_body:
+                body = error_body(413, f"the request body is over {self.max_body} bytes", "body_too_large")
+                await JSONResponse(body, status_code=413)(scope, receive, send)
+                return
+            received = 0
+            refused = False
+
+            async def counted() -> Message:
+                # A chunked body has no length to check up front: count it as it comes, and
+                # past the limit answer 413 and tell the app the client is gone.
+                nonlocal received, refused
+                message = await receive()
+                received += len(message.get("body", b""))
+                if received > self.max_body and not refused:
+                    refused = True
+                    body = error_body(413, f"the request body is over {self.max_body} bytes", "body_too_large")
+                    await JSONResponse(body, status_code=413)(scope, receive, send)
+                    return {"type": "http.disconnect"}
+                return message
+
+            async def sending(message: Message) -> None:
+                if not refused:  # after the 413, whatever the app answers goes nowhere
+                    await send(message)
+
+            await self.app(scope, counted, sending)
+            return
+        await self.app(scope, receive, send)
 
 
 def check_bind(host: str, keys: KeyRing) -> None:
@@ -72,14 +113,7 @@ def create_app(
     )
     install_error_handlers(app)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_body:
-            return JSONResponse(
-                error_body(413, f"the request body is over {max_body} bytes", "body_too_large"), status_code=413
-            )
-        return await call_next(request)
+    app.add_middleware(BodyLimit, max_body=max_body)
 
     app.include_router(openai.router)
     app.include_router(api.router)
