@@ -123,9 +123,10 @@ def main() -> None:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}")
                 time.sleep(0.2)
-            cpu_before = cpu_seconds(server.pid)
+            cpu_before, client_before = cpu_seconds(server.pid), time.process_time()
             ok, errors, wall = asyncio.run(over_http(url, SESSIONS))
             cpu = cpu_seconds(server.pid) - cpu_before
+            client_cpu = time.process_time() - client_before
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -144,6 +145,8 @@ def main() -> None:
         print(f"  final reply       p50 / p99         {pct(finals, .5):.3f} s / {pct(finals, .99):.3f} s"
               f" = {pct(finals, .5) / path:.3f}x / {pct(finals, .99) / path:.3f}x critical path")
     print(f"  server CPU per turn                 {1000 * cpu / (SESSIONS + 1):.2f} ms (user + system, /proc)")
+    print(f"  client CPU per turn (this process)  {1000 * client_cpu / (SESSIONS + 1):.2f} ms: on {os.cpu_count()} cores,"
+          " client and server share the machine")
 
 
 if __name__ == "__main__":
