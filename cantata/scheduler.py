@@ -57,7 +57,7 @@ class TurnRunner:
         self.message = message
         self.resumed = resumed
         self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
-        self.results = {name: AgentResult(name) for name in pipeline.order}
+        self.results = {name: AgentResult(name=name) for name in pipeline.order}
         self.conflicts: list[dict[str, Any]] = []
         self.early: Delivery | None = None
         self.final: Delivery | None = None
@@ -174,7 +174,7 @@ class TurnRunner:
         while iteration < loop.max_iterations and not stopped:
             iteration += 1
             self.emit("loop_iteration", iteration=iteration, max_iterations=loop.max_iterations)
-            view = {**self.results, **carried, **{name: AgentResult(name) for name in loop.agents}}
+            view = {**self.results, **carried, **{name: AgentResult(name=name) for name in loop.agents}}
             inner = {name: asyncio.get_running_loop().create_future() for name in loop.agents}
             inner_done = {**done, **inner}
             for name, entry in written.get(iteration, {}).items():

@@ -1,24 +1,25 @@
 """Pipeline specs: the YAML a user writes, its pydantic models, and the DAG derived from it.
 
 Everything that can be checked without running a model is checked here, at load, and
-reported as `SpecError("pipeline.yaml:14: ...")` naming the file, the line and the fix.
+reported as `SpecError("pipeline.yaml:14: ...")` naming the file, the line and the fix;
+a pipeline built as data (`from_dict`) gets the same checks, naming the place in the data.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cantata.dag import find_cycle, topological_order
 from cantata.errors import SpecError
+from cantata.pipeline_modules import import_module
 from cantata.structured import OutputContract, contract_from_model, contract_from_schema
-from cantata.yamlsource import Loc, YamlSource, describe_validation_error, load_yaml
+from cantata.yamlsource import DataSource, Loc, Source, describe_validation_error, dump_yaml, load_yaml
 
 Need = Literal["reasoning", "code", "tool_use", "chat"]
 
@@ -53,7 +54,7 @@ class AgentSpec(BaseModel):
     check: str | None = Field(
         None,
         description="Dotted path to fn(ctx) -> output, called on the validated reply (ctx.output): it may "
-        "correct it, or raise cantata.errors.Rejected to have the model write it once more; on "
+        "correct it, or raise cantata.Rejected to have the model write it once more; on "
         "ctx.last_chance it must return a safe output.",
     )
     timeout_s: float = Field(120.0, gt=0, description="Per attempt.")
@@ -97,6 +98,9 @@ class LoopSpec(BaseModel):
 
 
 class PipelineSpec(BaseModel):
+    """A pipeline as data. `from_dict`/`from_file` run every check a load runs that needs
+    no file system (keys, values, names, the DAG); `to_file` writes YAML they read back."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -110,6 +114,28 @@ class PipelineSpec(BaseModel):
     )
     agents: list[AgentSpec] = Field(min_length=1)
     loop: LoopSpec | None = Field(None, description="A bounded loop over some of the agents.")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PipelineSpec:
+        """Errors name the place in the data: "agents[2].reads[0]: ..."."""
+        return _checked_spec(DataSource(data))
+
+    @classmethod
+    def from_file(cls, path: Path | str) -> PipelineSpec:
+        """Errors name the file and line: "pipeline.yaml:14: ..."."""
+        return _checked_spec(load_yaml(Path(path), SpecError))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys a user would write: values left at their defaults are left out."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    def to_yaml(self) -> str:
+        return dump_yaml(self.to_dict())
+
+    def to_file(self, path: Path | str) -> None:
+        """Write the spec as YAML; prompt and schema files it names stay names, relative
+        to the folder written to."""
+        Path(path).write_text(self.to_yaml(), encoding="utf-8")
 
 
 class Pipeline:
@@ -137,6 +163,49 @@ class Pipeline:
         self.functions = functions
         self.agents = {a.name: a for a in spec.agents}
 
+    @classmethod
+    def from_file(cls, path: Path | str) -> Pipeline:
+        """Load a pipeline YAML; prompt files, schema files and modules beside it are found."""
+        path = Path(path)
+        source = load_yaml(path, SpecError)
+        return _resolve(_checked_spec(source), source, base=path.parent, path=path)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Pipeline:
+        """A pipeline from plain data; `base` is the folder its relative prompt and schema
+        files and its own modules are found in (default: the current directory)."""
+        source = DataSource(data)
+        return _resolve(_checked_spec(source), source, base=base or Path.cwd(), path=None)
+
+    @classmethod
+    def from_spec(cls, spec: PipelineSpec, *, base: Path | None = None) -> Pipeline:
+        """A pipeline from a spec built in Python (checked here like any other)."""
+        source = DataSource(spec.to_dict())
+        _check_graph(spec, source)
+        _check_loop(spec, source)
+        return _resolve(spec, source, base=base or Path.cwd(), path=None)
+
+    def to_file(self, path: Path | str, *, prompt_files: bool = False) -> None:
+        """Write the pipeline as YAML that loads on its own wherever it is written: prompts
+        inline (or, with `prompt_files`, as prompts/NAME.md beside it) and schema files
+        inline. Dotted paths stay dotted paths: modules beside the old YAML are not copied."""
+        path = Path(path)
+        agents = []
+        for agent in self.spec.agents:
+            changes: dict[str, Any] = {}
+            if agent.name in self.prompts:
+                changes["prompt"] = self.prompts[agent.name]
+                # A one-line prompt such as "Summarise notes.md" would read back as a file name.
+                if prompt_files or _names_prompt_file(self.prompts[agent.name]):
+                    changes["prompt"] = f"prompts/{agent.name}.md"
+                    (path.parent / "prompts").mkdir(parents=True, exist_ok=True)
+                    (path.parent / changes["prompt"]).write_text(self.prompts[agent.name], encoding="utf-8")
+            contract = self.contracts.get(agent.name)
+            if isinstance(agent.output, str) and agent.output.endswith(".json") and contract is not None:
+                changes["output"] = contract.schema
+            agents.append(agent.model_copy(update=changes))
+        self.spec.model_copy(update={"agents": agents}).to_file(path)
+
     @property
     def name(self) -> str:
         return self.spec.name
@@ -153,7 +222,7 @@ class Pipeline:
     @cached_property
     def order(self) -> list[str]:
         """A topological order (ties in file order)."""
-        return _topological(self.spec.agents)
+        return topological_order({a.name: a.reads for a in self.spec.agents})
 
     @cached_property
     def looped(self) -> frozenset[str]:
@@ -185,17 +254,24 @@ def pipeline_json_schema() -> dict[str, Any]:
     return PipelineSpec.model_json_schema()
 
 
-def load_pipeline(path: Path) -> Pipeline:
-    source = load_yaml(path, SpecError)
-    if not isinstance(source.data, dict):
-        raise SpecError(f"{path}:1: a pipeline is a mapping with 'name' and 'agents'")
+def load_pipeline(path: Path | str) -> Pipeline:
+    return Pipeline.from_file(path)
+
+
+def _checked_spec(source: Source) -> PipelineSpec:
+    if not isinstance(source.data, Mapping):
+        raise SpecError(f"{source.where(())}: a pipeline is a mapping with 'name' and 'agents'")
     try:
         spec = PipelineSpec.model_validate(source.data)
     except ValidationError as exc:
         raise SpecError(describe_validation_error(exc, source, _allowed_keys)) from None
     _check_graph(spec, source)
     _check_loop(spec, source)
-    base = path.parent
+    return spec
+
+
+def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | None) -> Pipeline:
+    """Read the prompt and schema files and import the callables and models a spec names."""
     prompts: dict[str, str] = {}
     contracts: dict[str, OutputContract | None] = {}
     functions: dict[str, Callable[..., Any]] = {}
@@ -233,13 +309,13 @@ def _allowed_keys(loc: Loc) -> list[str]:
     return list(models.get(str(loc[0]) if loc else "", PipelineSpec).model_fields)
 
 
-def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
+def _check_graph(spec: PipelineSpec, source: Source) -> None:
     names: dict[str, int] = {}
     for i, agent in enumerate(spec.agents):
         if agent.name in names:
             raise SpecError(
                 f"{source.where(('agents', i, 'name'))}: agent '{agent.name}' is defined twice "
-                f"(first at line {source.line_of(('agents', names[agent.name]))}); rename one"
+                f"(first at {source.mention(('agents', names[agent.name]))}); rename one"
             )
         names[agent.name] = i
     for i, agent in enumerate(spec.agents):
@@ -281,7 +357,7 @@ def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
                 f"{source.where(('agents', second, 'deliver'))}: two agents deliver '{kind}' "
                 f"('{spec.agents[first].name}' and '{spec.agents[second].name}'); keep one"
             )
-    cycle = _find_cycle(spec.agents)
+    cycle = find_cycle({a.name: a.reads for a in spec.agents})
     if cycle:
         i = names[cycle[0]]
         j = spec.agents[i].reads.index(cycle[1])
@@ -291,7 +367,7 @@ def _check_graph(spec: PipelineSpec, source: YamlSource) -> None:
         )
 
 
-def _check_loop(spec: PipelineSpec, source: YamlSource) -> None:
+def _check_loop(spec: PipelineSpec, source: Source) -> None:
     """A loop repeats a closed part of the DAG: its agents exist, deliver nothing, and what
     it carries replaces an input its agents read."""
     loop = spec.loop
@@ -323,52 +399,16 @@ def _check_loop(spec: PipelineSpec, source: YamlSource) -> None:
             )
 
 
-def _find_cycle(agents: list[AgentSpec]) -> list[str] | None:
-    """A cycle as [a, b, ..., a] where a reads b reads ... reads a, or None."""
-    reads = {a.name: a.reads for a in agents}
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    path: list[str] = []
-
-    def visit(name: str) -> list[str] | None:
-        state[name] = 1
-        path.append(name)
-        for up in reads[name]:
-            if state.get(up) == 1:
-                return path[path.index(up) :] + [up]
-            if up not in state:
-                found = visit(up)
-                if found:
-                    return found
-        path.pop()
-        state[name] = 2
-        return None
-
-    for agent in agents:
-        if agent.name not in state:
-            found = visit(agent.name)
-            if found:
-                return found
-    return None
-
-
-def _topological(agents: list[AgentSpec]) -> list[str]:
-    done: list[str] = []
-    remaining = list(agents)
-    while remaining:
-        for agent in remaining:
-            if all(r in done for r in agent.reads):
-                done.append(agent.name)
-                remaining.remove(agent)
-                break
-    return done
-
-
 _PROMPT_SUFFIXES = (".md", ".txt", ".j2", ".prompt")
 
 
-def _prompt_text(value: str, base: Path, source: YamlSource, loc: Loc) -> str:
+def _names_prompt_file(value: str) -> bool:
+    return "\n" not in value.strip() and value.strip().endswith(_PROMPT_SUFFIXES)
+
+
+def _prompt_text(value: str, base: Path, source: Source, loc: Loc) -> str:
     """Inline text, unless the value is one line naming a prompt file next to the YAML."""
-    if "\n" in value.strip() or not value.strip().endswith(_PROMPT_SUFFIXES):
+    if not _names_prompt_file(value):
         return value
     file = base / value.strip()
     try:
@@ -379,7 +419,7 @@ def _prompt_text(value: str, base: Path, source: YamlSource, loc: Loc) -> str:
         raise SpecError(f"{source.where(loc)}: cannot read prompt file '{value.strip()}': {exc}") from None
 
 
-def _contract(agent: AgentSpec, base: Path, source: YamlSource, loc: Loc) -> OutputContract | None:
+def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc) -> OutputContract | None:
     output = agent.output
     if output is None:
         return None
@@ -403,7 +443,7 @@ def _contract(agent: AgentSpec, base: Path, source: YamlSource, loc: Loc) -> Out
 SANDBOX_PREFIX = "sandbox:"
 
 
-def _sandboxed(reference: str, base: Path, source: YamlSource, loc: Loc) -> Callable[..., Any]:
+def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable[..., Any]:
     """`sandbox:module.function`: a function beside the pipeline that is never imported here;
     every call runs it under bubblewrap (cantata.factory.sandbox), as generated code must."""
     from cantata.factory.sandbox import sandboxed_function
@@ -416,19 +456,23 @@ def _sandboxed(reference: str, base: Path, source: YamlSource, loc: Loc) -> Call
     return sandboxed_function(base, module, function)
 
 
-def _import(dotted: str, base: Path, source: YamlSource, loc: Loc) -> Any:
-    """Import `package.module.Name`; modules beside the pipeline file are importable too."""
+def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
+    """Import `package.module.Name`; modules beside the pipeline file first (see pipeline_modules)."""
     module_name, _, attr = dotted.rpartition(".")
     if not module_name:
         raise SpecError(f"{source.where(loc)}: '{dotted}' is not a dotted path like package.module.Name")
-    if str(base.resolve()) not in sys.path:
-        sys.path.append(str(base.resolve()))
     try:
-        module = importlib.import_module(module_name)
+        module = import_module(module_name, base)
     except Exception as exc:  # ImportError, or the module's own SyntaxError or any error it raises
-        raise SpecError(f"{source.where(loc)}: cannot import '{module_name}': {type(exc).__name__}: {exc}") from None
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        hint = (
+            "; modules beside the pipeline import each other relatively (from .models import X)"
+            if missing and "." not in missing and missing != module_name.partition(".")[0]
+            else ""
+        )
+        problem = f"cannot import '{module_name}': {type(exc).__name__}: {exc}{hint}"
+        raise SpecError(f"{source.where(loc)}: {problem}") from exc
     try:
         return getattr(module, attr)
     except AttributeError:
         raise SpecError(f"{source.where(loc)}: module '{module_name}' has no '{attr}'") from None
-

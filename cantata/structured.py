@@ -57,6 +57,10 @@ def contract_from_schema(schema: dict[str, Any], *, name: str, where: str) -> Ou
         raise SpecError(f"{where}: invalid JSON Schema: {exc.message}") from None
     if schema.get("type") != "object":
         raise SpecError(f"{where}: an output schema must describe an object (\"type\": \"object\")")
+    try:
+        outline(schema, schema)  # follows every $ref a prompt will need
+    except LookupError as exc:
+        raise SpecError(f"{where}: invalid JSON Schema: {exc.args[0]}") from None
     return OutputContract(name=name, schema=schema)
 
 
@@ -108,7 +112,7 @@ def format_instruction(contract: OutputContract | None) -> str:
 
 def outline(schema: dict[str, Any], root: dict[str, Any]) -> str:
     """A compact, JSON-like picture of a schema: {"mood": "good"|"bad", "score": integer 1-5}."""
-    schema = _resolve(schema, root)
+    schema = resolve_ref(schema, root)
     if "enum" in schema:
         values = schema["enum"]
         if all(isinstance(v, int) for v in values) and values == list(range(values[0], values[0] + len(values))):
@@ -139,10 +143,10 @@ def outline(schema: dict[str, Any], root: dict[str, Any]) -> str:
 
 def _notes(schema: dict[str, Any], root: dict[str, Any], prefix: str = "") -> list[str]:
     """The descriptions of the fields, one line each: they say what a value means."""
-    schema = _resolve(schema, root)
+    schema = resolve_ref(schema, root)
     notes = []
     for name, sub in schema.get("properties", {}).items():
-        sub = _resolve(sub, root)
+        sub = resolve_ref(sub, root)
         if sub.get("description"):
             notes.append(f"- {prefix}{name}: {sub['description']}")
         notes.extend(_notes(sub, root, prefix=f"{prefix}{name}."))
@@ -151,11 +155,27 @@ def _notes(schema: dict[str, Any], root: dict[str, Any], prefix: str = "") -> li
     return notes
 
 
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+def resolve_ref(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """The schema a `$ref` points to (following chains), or `schema` itself.
+
+    Only local references ("#/$defs/Mood"), which is what pydantic writes and what the
+    backends accept; an unresolvable one raises LookupError."""
+    seen: set[str] = set()
     while "$ref" in schema:
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#") or ref in seen:
+            raise LookupError(f"cannot resolve $ref {ref!r}: only local references without cycles are supported")
+        seen.add(ref)
+        pointer = ref[1:].lstrip("/")
         node: Any = root
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            node = node[part]
+        for escaped in pointer.split("/") if pointer else []:
+            part = escaped.replace("~1", "/").replace("~0", "~")
+            try:
+                node = node[int(part)] if isinstance(node, list) else node[part]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise LookupError(f"cannot resolve $ref {ref!r}: no '{part}' there") from None
+        if not isinstance(node, dict):
+            raise LookupError(f"cannot resolve $ref {ref!r}: it does not point to a schema")
         schema = node
     return schema
 

@@ -3,14 +3,16 @@
 Pydantic reports an error at a location such as ('agents', 2, 'reads', 0); users need
 "pipeline.yaml:14". We compose the YAML node tree once and record the line of every
 key and item, so any error found later (by pydantic or by the DAG checks) can name it.
+Data that never was YAML (a dict built in Python) is a `DataSource`: its errors name the
+path instead, e.g. "agents[2].reads[0]".
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import ValidationError
@@ -35,7 +37,45 @@ class YamlSource:
         return self.lines.get((), 1)
 
     def where(self, loc: Loc) -> str:
+        """Where an error about `loc` is: "pipeline.yaml:14"."""
         return f"{self.path}:{self.line_of(loc)}"
+
+    def at(self, loc: Loc) -> str:
+        """Where, and what: "pipeline.yaml:14: agents[2].timeout_s"."""
+        return f"{self.where(loc)}: {loc_text(loc)}" if loc else self.where(loc)
+
+    def mention(self, loc: Loc) -> str:
+        """A second place in the same message: "line 9"."""
+        return f"line {self.line_of(loc)}"
+
+
+@dataclass
+class DataSource:
+    """Data with no file behind it: places are named by their path in the data."""
+
+    data: Any
+
+    def where(self, loc: Loc) -> str:
+        return loc_text(loc) or "the top level"
+
+    def at(self, loc: Loc) -> str:
+        return self.where(loc)
+
+    def mention(self, loc: Loc) -> str:
+        return self.where(loc)
+
+
+class Source(Protocol):
+    """Where values came from, for error messages: a YAML file or plain data."""
+
+    @property
+    def data(self) -> Any: ...
+
+    def where(self, loc: Loc) -> str: ...
+
+    def at(self, loc: Loc) -> str: ...
+
+    def mention(self, loc: Loc) -> str: ...
 
 
 def load_yaml(path: Path, error: type[UserError]) -> YamlSource:
@@ -89,20 +129,49 @@ def _scalar(node: yaml.Node) -> Any:
     return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
+class _Dumper(yaml.SafeDumper):
+    """The layout a person would write: lists indented under their key, text of several
+    lines as a literal block, short lists of names on one line."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+def _sequence(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    flow = all(isinstance(v, (str, int, float, bool)) and "\n" not in str(v) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_Dumper.add_representer(str, _text)
+_Dumper.add_representer(list, _sequence)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML that `load_yaml` reads back to equal data; keys in the order given."""
+    # No folding: a long line stays one line, as its author wrote it.
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000)
+
+
 def describe_validation_error(
-    exc: ValidationError, source: YamlSource, allowed_keys: Callable[[Loc], Iterable[str]]
+    exc: ValidationError, source: Source, allowed_keys: Callable[[Loc], Iterable[str]]
 ) -> str:
     """One line for the most useful of pydantic's errors: an unknown key explains the rest."""
     errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
     err = errors[0]
     loc: Loc = tuple(err["loc"])
-    where = source.where(loc)
     if err["type"] == "extra_forbidden":
         allowed = ", ".join(allowed_keys(loc[:-1]))
-        return f"{where}: unknown key '{loc[-1]}' in {loc_text(loc[:-1]) or 'the file'}; allowed keys: {allowed}"
+        return (
+            f"{source.where(loc)}: unknown key '{loc[-1]}' in {loc_text(loc[:-1]) or 'the top level'}; "
+            f"allowed keys: {allowed}"
+        )
     if err["type"] == "missing":
-        return f"{where}: {loc_text(loc)} is missing; add it"
-    return f"{where}: {loc_text(loc)}: {err['msg'].removeprefix('Value error, ')}"
+        return f"{source.at(loc)} is missing; add it"
+    return f"{source.at(loc)}: {err['msg'].removeprefix('Value error, ')}"
 
 
 def loc_text(loc: Loc) -> str:

@@ -137,3 +137,17 @@ def test_an_artefact_assembles_into_a_pipeline_that_loads(tmp_path: Path) -> Non
     assert pipeline.order == ["tool", "word_count"] and pipeline.deliverer("final") is not None
     schema = json.loads((tmp_path / "agent" / "schema.json").read_text())
     assert schema["required"] == ["words"] and schema["properties"]["words"]["type"] == "integer"
+
+
+def test_the_planner_fits_the_factory_on_one_4090_in_at_most_four_instances() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "cantata", "plan", "--pipeline", "factory", "--hardware", "1x4090",
+                           "--json"], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    placed = sorted(role for instance in plan["instances"] for role in instance["roles"])
+    model_roles = sorted(a.name for a in pipelines.load("factory").spec.agents if not a.is_function)
+    assert placed == model_roles and len(model_roles) == 7  # tester and deployer are code
+    assert 1 <= len(plan["instances"]) <= 4

@@ -320,3 +320,14 @@ async def test_a_function_raising_any_error_degrades_the_turn(write: WriteFile, 
     text = "name: x\nagents:\n  - name: a\n    function: raising_fn.f\n  - name: b\n    prompt: x\n    deliver: final\n"
     result, _ = await run(write("p.yaml", text), scripted_config(write, fake={}), home)
     assert result.status == "degraded" and "function raised Rejected: no" in (result.agents[0].error or "")
+
+
+async def test_the_turn_json_matches_the_published_schema(write: WriteFile, home: Path) -> None:
+    import jsonschema
+
+    result, _ = await run(write("p.yaml", DIAMOND), scripted_config(write, fake={"latency_s": 0}), home)
+    printed = result.as_json()
+    jsonschema.validate(printed, TurnResult.model_json_schema(mode="serialization"))
+    assert "turn_id" not in printed  # the CLI's shape is unchanged; the id stays on the object
+    # What a client parses back is the same turn.
+    assert TurnResult.model_validate({**printed, "turn_id": result.turn_id}).as_json() == printed

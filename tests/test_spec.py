@@ -155,3 +155,49 @@ def test_bundled_pipelines_all_load() -> None:
 
     for name, path in bundled().items():
         assert load_pipeline(Path(path)).name == name
+
+
+def _order_by_rounds(reads: dict[str, list[str]]) -> list[str]:
+    """The order as the scheduler always had it: repeatedly, the first agent in file order
+    whose reads are all placed."""
+    done: list[str] = []
+    remaining = list(reads)
+    while remaining:
+        name = next(n for n in remaining if all(r in done for r in reads[n]))
+        done.append(name)
+        remaining.remove(name)
+    return done
+
+
+def test_order_keeps_file_order_wherever_the_reads_allow() -> None:
+    import random
+
+    from cantata.dag import topological_order
+
+    rng = random.Random(7)
+    for _ in range(300):
+        names = [f"n{i}" for i in range(rng.randint(1, 9))]
+        rank = {n: rng.random() for n in names}  # a hidden order the reads respect: no cycles
+        reads = {n: [m for m in names if rank[m] < rank[n] and rng.random() < 0.4] for n in names}
+        assert topological_order(reads) == _order_by_rounds(reads)
+
+
+def test_cycle_is_named_from_its_first_agent_in_file_order(write: WriteFile) -> None:
+    # guard is not on the cycle; it starts at x, the first of the cycle in the file.
+    message = _error(
+        write,
+        """
+        name: loop
+        agents:
+          - name: guard
+            prompt: x
+            reads: [y]
+          - name: x
+            prompt: x
+            reads: [y]
+          - name: y
+            prompt: x
+            reads: [x]
+        """,
+    )
+    assert "bad.yaml:8:" in message and "x -> y -> x" in message

@@ -9,12 +9,13 @@ from pydantic import BaseModel, Field
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
-from cantata.errors import BackendUnavailable, OutputInvalid, Rejected
+from cantata.errors import BackendUnavailable, OutputInvalid, Rejected, SpecError
 from cantata.nodes import CheckContext, ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
 from cantata.turn import AgentResult
+from tests.conftest import WriteFile
 
 
 class Mood(BaseModel):
@@ -68,7 +69,7 @@ class Replies(Backend):
 def _call(backend: Replies, retries: int = 0) -> tuple[ModelCall, AgentResult]:
     agent = AgentSpec(name="mood", prompt="rate", retries=retries)
     instance = Instance(InstanceConfig(name="canned", backend="scripted"), backend)
-    result = AgentResult("mood")
+    result = AgentResult(name="mood")
     call = ModelCall(
         agent=agent,
         instance=instance,
@@ -176,3 +177,35 @@ def test_the_prompt_shows_an_outline_of_the_schema_not_the_schema() -> None:
     text = format_instruction(contract_from_model(Mood))
     assert '{"score": integer 1-5, "reply": text}' in text
     assert "$defs" not in text and "properties" not in text
+
+
+def test_refs_are_followed_the_same_way_by_prompts_and_the_scripted_backend() -> None:
+    from cantata.backends.scripted import sample
+    from cantata.structured import contract_from_schema, format_instruction
+
+    schema = {
+        "type": "object",
+        "properties": {"mood": {"$ref": "#/$defs/Alias"}, "pair": {"$ref": "#/$defs/a~1b"}},
+        "required": ["mood", "pair"],
+        "$defs": {
+            "Alias": {"$ref": "#/$defs/Mood"},
+            "Mood": {"enum": ["calm", "tense"], "description": "How it sounds."},
+            "a/b": {"type": "integer", "minimum": 3, "maximum": 5},
+        },
+    }
+    contract = contract_from_schema(schema, name="m", where="here")
+    text = format_instruction(contract)
+    assert '"mood": "calm"|"tense"' in text and '"pair": integer 3-5' in text and "How it sounds." in text
+    assert contract.validate_data(sample(schema, schema, "m")) == {"mood": "calm", "pair": 4}
+
+
+def test_an_unresolvable_ref_is_rejected_at_load(write: WriteFile) -> None:
+    from cantata.spec import load_pipeline
+
+    path = write(
+        "p.yaml",
+        "name: x\nagents:\n  - name: a\n    prompt: x\n    output:\n      type: object\n"
+        "      properties: {m: {$ref: '#/$defs/Nope'}}\n",
+    )
+    with pytest.raises(SpecError, match=r"p.yaml:5: invalid JSON Schema: cannot resolve \$ref '#/\$defs/Nope'"):
+        load_pipeline(path)

@@ -18,6 +18,7 @@ from typing import Any
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
 from cantata.config import InstanceConfig
 from cantata.errors import BackendUnavailable, ConfigError
+from cantata.structured import resolve_ref
 from cantata.yamlsource import load_yaml
 
 
@@ -89,7 +90,7 @@ def sample(schema: dict[str, Any], root: dict[str, Any], hint: str) -> Any:
     """A value valid against `schema`: the default or first example/enum when given,
     else the smallest value that meets every bound."""
     if "$ref" in schema:
-        return sample(_resolve(schema["$ref"], root), root, hint)
+        return sample(resolve_ref(schema, root), root, hint)
     for key in ("const", "default"):
         if key in schema:
             return schema[key]
@@ -124,10 +125,3 @@ def sample(schema: dict[str, Any], root: dict[str, Any], hint: str) -> Any:
     text = f"scripted {hint}".strip()
     min_len, max_len = schema.get("minLength", 0), schema.get("maxLength", 1000)
     return (text + "." * max(0, min_len - len(text)))[:max_len]
-
-
-def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
-    node: Any = root
-    for part in ref.removeprefix("#/").split("/"):
-        node = node[part]
-    return dict(node)

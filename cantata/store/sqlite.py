@@ -572,6 +572,9 @@ class _transaction:
 
 
 def _migrate(db: sqlite3.Connection, where: object) -> list[str]:
+    """Apply the migrations not yet applied, each in its own write transaction, and decide
+    inside it whether it is applied: two processes opening a new file at once then apply
+    each migration once between them."""
     db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM migrations")}
     applied = []
@@ -580,6 +583,8 @@ def _migrate(db: sqlite3.Connection, where: object) -> list[str]:
             continue
         try:
             with _transaction(db):
+                if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                    continue  # another process applied it meanwhile
                 for statement in sql.split(";"):
                     if statement.strip():
                         db.execute(statement)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cantata.nodes import FunctionContext
+from cantata import FunctionContext
 from cantata.pipelines.coaching.mi import AdviceMode, MiProcess
 from cantata.pipelines.coaching.models import (
     Coach,

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cantata.nodes import FunctionContext
+from cantata import FunctionContext
 from cantata.pipelines.coaching.models import Guard, GuardHit
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from cantata.nodes import CheckContext, FunctionContext
+from cantata import CheckContext, FunctionContext
 from cantata.pipelines.coaching.guard import assess, detect_locale, screen
 from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic, reflective_reply
 from cantata.pipelines.coaching.models import (

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from cantata.errors import Rejected
-from cantata.nodes import CheckContext, FunctionContext
+from cantata import CheckContext, FunctionContext, Rejected
 from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import (
     AdviceMode,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from cantata.nodes import FunctionContext
+from cantata import FunctionContext
 from cantata.pipelines.example.models import Screen
 
 _URGENT = re.compile(r"\b(kill myself|suicide|hurt myself|overdose)\b", re.IGNORECASE)

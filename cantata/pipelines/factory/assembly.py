@@ -18,11 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from cantata.errors import CantataError
+from cantata import AgentSpec, CantataError, Pipeline, PipelineSpec, load_pipeline
 from cantata.pipelines.factory.models import Artefact, FieldType
-from cantata.spec import AgentSpec, Pipeline, PipelineSpec, load_pipeline
 
 STRING_LIMIT = 400
 LIST_LIMIT = 20
@@ -90,8 +87,7 @@ def assemble(artefact: Artefact, folder: Path) -> Pipeline:
     (folder / "schema.json").write_text(json.dumps(output_schema(artefact), indent=2) + "\n", encoding="utf-8")
     if artefact.tool_code.strip():
         (folder / "tool.py").write_text(artefact.tool_code.rstrip() + "\n", encoding="utf-8")
-    data = spec.model_dump(mode="json", exclude_defaults=True)
-    (folder / "pipeline.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    spec.to_file(folder / "pipeline.yaml")
     return load_pipeline(folder / "pipeline.yaml")
 
 

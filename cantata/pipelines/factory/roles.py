@@ -17,10 +17,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from cantata import CheckContext, FunctionContext, Rejected, Skip
 from cantata.config import cantata_home
-from cantata.errors import Rejected, Skip
 from cantata.factory import registry
-from cantata.nodes import CheckContext, FunctionContext
 from cantata.pipelines.factory.assembly import assemble, assembly_error, output_schema
 from cantata.pipelines.factory.models import (
     Artefact,

@@ -12,10 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cantata.errors import CantataError
+from cantata import Cantata, CantataError
 from cantata.pipelines.factory.assembly import assemble
 from cantata.pipelines.factory.models import Artefact, Check, Example, TestReport, TestResult
-from cantata.runtime import Cantata
 
 TEST_USER = "factory-tester"
 

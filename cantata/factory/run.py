@@ -1,0 +1,127 @@
+"""`cantata factory "REQUEST"`: one turn of the factory pipeline, with a live line of its progress.
+
+The live line shows the role at work, its stage, the loop's iteration, the tests passed
+so far and the tokens spent; `--json` prints the turn and the task's outcome instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+
+from cantata import pipelines as bundled_pipelines
+from cantata.config import load_config
+from cantata.events import Event
+from cantata.runtime import DEFAULT_USER, Cantata
+from cantata.spec import Pipeline
+from cantata.turn import TurnResult
+
+
+def with_max_iterations(pipeline: Pipeline, count: int | None) -> Pipeline:
+    loop = pipeline.spec.loop
+    if count is not None and loop is not None:
+        pipeline.spec = pipeline.spec.model_copy(update={"loop": loop.model_copy(update={"max_iterations": count})})
+    return pipeline
+
+
+class LiveLine:
+    """role, stage, iteration, tests passed, tokens so far: redrawn on one terminal line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.live = out.isatty()
+        self.role = "-"
+        self.stage = "starting"
+        self.iteration = 0
+        self.tests = "-"
+        self.tokens = 0
+
+    def __call__(self, event: Event) -> None:
+        if event.type == "agent_token":
+            return
+        if event.agent:
+            self.role = event.agent
+            self.stage = event.type.removeprefix("agent_")
+        self.iteration = int(event.data.get("iteration", self.iteration) or self.iteration)
+        self.tokens += int(event.data.get("prompt_tokens") or 0) + int(event.data.get("completion_tokens") or 0)
+        if event.type == "early_delivered":
+            self.print(f"{event.agent}: {event.data['text']}")
+        self.draw()
+
+    def tested(self, report: dict[str, Any]) -> None:
+        self.tests = f"dev {report['dev_passed']}/{report['dev_total']}, held-out {report['heldout_passed']}/{report['heldout_total']}"
+
+    def draw(self) -> None:
+        if self.live:
+            loop = f"iteration {self.iteration}" if self.iteration else "before the loop"
+            self.out.write(f"\r\x1b[K[{self.role}: {self.stage} | {loop} | tests {self.tests} | {self.tokens} tokens]")
+            self.out.flush()
+
+    def print(self, line: str) -> None:
+        if self.live:
+            self.out.write("\r\x1b[K")
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+def task_json(result: TurnResult) -> dict[str, Any]:
+    outputs = {a.name: a.output for a in result.agents}
+    deployment = outputs.get("deployer") or {}
+    return {
+        "deployed": bool(deployment.get("deployed")),
+        "agent": deployment.get("name") or None,
+        "version": deployment.get("version"),
+        "forced": bool(deployment.get("forced")),
+        "reason": deployment.get("reason", ""),
+        "failing_tests": deployment.get("failing_tests", []),
+        "tests": outputs.get("tester"),
+        "turn_id": result.turn_id,
+        "turn": result.as_json(),
+    }
+
+
+@click.command("factory")
+@click.argument("request")
+@click.option("--json", "as_json", is_flag=True, help="Print the task and the turn as one JSON object.")
+@click.option("--max-iterations", type=click.IntRange(1, 50), default=None, help="Loop at most N times (default 3).")
+@click.option("--force", is_flag=True, help="Deploy even if tests fail or the critic blocks (recorded on the card).")
+@click.option("--no-sandbox", is_flag=True, help="Run generated tool code without bubblewrap (recorded on the card).")
+@click.option("--user", default=DEFAULT_USER, show_default=True)
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+def factory(
+    request: str, as_json: bool, max_iterations: int | None, force: bool, no_sandbox: bool, user: str,
+    config_path: Path | None,
+) -> None:  # fmt: skip
+    """Design, write, test and deploy an agent that does what REQUEST says."""
+    pipeline = with_max_iterations(bundled_pipelines.load("factory"), max_iterations)
+    config = load_config(config_path)
+    view = LiveLine(sys.stderr if as_json else sys.stdout)
+
+    def on_event(event: Event) -> None:
+        view(event)
+
+    async def go() -> TurnResult:
+        app = Cantata(config)
+        try:
+            options = {"force": force, "no_sandbox": no_sandbox}
+            return await app.run_turn(pipeline, request, user=user, on_event=on_event, options=options)
+        finally:
+            await app.close()
+
+    result = asyncio.run(go())
+    task = task_json(result)
+    if as_json:
+        click.echo(json.dumps(task, ensure_ascii=False, indent=2))
+    else:
+        if isinstance(task["tests"], dict):
+            view.tested(task["tests"])
+        view.print(result.final.text if result.final else f"the factory turn {result.status}")
+        for line in task["failing_tests"]:
+            view.print(f"  failing: {line}")
+    if not task["deployed"]:
+        sys.exit(1)
