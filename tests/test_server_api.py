@@ -87,6 +87,10 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
             assert "bob's secret" not in (await ann.get("/api/memory/export")).text
             seen = {e.json()["turn_id"] for e in parse((await ann.get(f"/api/turns/{anns['turn_id']}/events")).text) if e.id}
             assert seen == {anns["turn_id"]}
+            everything = parse((await ann.get("/api/events?follow=false")).text)
+            assert {e.json()["turn_id"] for e in everything if e.id} == {anns["turn_id"]}
+            admins = parse((await admin.get("/api/events?follow=false")).text)
+            assert {e.json()["turn_id"] for e in admins if e.id} == {anns["turn_id"], turn}
             # The admin sees both users.
             for name in ("ann", "bob"):
                 assert {s["user"] for s in (await admin.get(f"/api/sessions?user={name}")).json()} == {name}

@@ -5,6 +5,7 @@ who may see everything (it is their machine)."""
 from __future__ import annotations
 
 import ipaddress
+import time
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -25,13 +26,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+RECHECK_S = 1.0  # an open server notices a key created meanwhile within this
+
+
 class Auth:
     def __init__(self, keys: KeyRing, *, loopback: bool) -> None:
         self.keys = keys
         self.loopback = loopback
+        self._configured = False
+        self._checked_at = -RECHECK_S
 
     def mode(self) -> str:
-        return "keys" if self.keys.configured() or not self.loopback else "open"
+        if not self.loopback:
+            return "keys"
+        # Once keys exist they always do (a revoked key still counts), so only "no keys
+        # yet" needs looking at again, and at most once a second, not on every request.
+        now = time.monotonic()
+        if not self._configured and now - self._checked_at >= RECHECK_S:
+            self._configured = self.keys.configured()
+            self._checked_at = now
+        return "keys" if self._configured else "open"
 
     def principal(self, authorization: str | None) -> Principal:
         if self.mode() == "open":

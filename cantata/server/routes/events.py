@@ -38,7 +38,9 @@ def _frame(event: Event | StoredEvent) -> str:
     return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
 
 
-async def _stream(service: Service, seq: int, *, user_id: str | None, turn_id: int | None) -> AsyncIterator[str]:
+async def _stream(
+    service: Service, seq: int, *, user_id: str | None, turn_id: int | None, follow: bool = True
+) -> AsyncIterator[str]:
     """The store's events after `seq`, then the live tail. The subscription is opened
     before the replay, so an event committed in between is in one or the other (and a
     duplicate is recognised by its seq); a subscriber that falls behind is dropped by
@@ -65,6 +67,8 @@ async def _stream(service: Service, seq: int, *, user_id: str | None, turn_id: i
                         return  # a turn's stream ends with the turn
                 if len(batch) < REPLAY_PAGE:
                     break
+            if not follow:
+                return
             while True:  # live
                 try:
                     item = await asyncio.wait_for(anext(subscription), timeout=HEARTBEAT_S)
@@ -98,12 +102,14 @@ async def events(
     caller: Caller,
     user: str | None = None,
     after: int | None = None,
+    follow: bool = True,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
-    """Every event of the caller's turns (an admin: everyone's, or one user's with ?user=)."""
+    """Every event of the caller's turns (an admin: everyone's, or one user's with ?user=);
+    with `follow=false`, only what is stored, then the stream ends."""
     service: Service = request.app.state.service
     who = service.event_filter(caller, user)
-    return _response(_stream(service, _after(last_event_id, after), user_id=who, turn_id=None))
+    return _response(_stream(service, _after(last_event_id, after), user_id=who, turn_id=None, follow=follow))
 
 
 @router.get(
