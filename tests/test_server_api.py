@@ -128,6 +128,7 @@ async def test_pipelines_instances_plan_and_tasks(config: Path, home: Path) -> N
         pipelines = {p["name"]: p for p in (await c.get("/api/pipelines")).json()}
         await c.post("/v1/chat/completions", json=chat_body("hi"))
         instances = (await c.get("/api/instances")).json()
+        checked = (await c.get("/api/instances?check=true")).json()
         plan = await c.post("/api/plan", json={"pipeline": "coaching", "hardware": "1x4090"})
         bad_plan = await c.post("/api/plan", json={"pipeline": "coaching", "hardware": "toaster"})
         tasks = (await c.get("/api/tasks")).json()
@@ -137,6 +138,7 @@ async def test_pipelines_instances_plan_and_tasks(config: Path, home: Path) -> N
     assert coaching["critical_path"][-1] == "synth" and coaching["critical_path"][0] == "guard"
     assert all(a["instance"] == "fast" for a in coaching["agents"] if a["kind"] == "model")
     assert instances[0]["name"] == "fast" and instances[0]["live"]["finished"] == 3
+    assert instances[0]["health"] is None and checked[0]["health"]["reachable"] is True
     assert plan.status_code == 200 and plan.json()["plan"] and "vllm serve" in plan.json()["launch"]
     assert bad_plan.status_code == 400 and "toaster" in bad_plan.json()["error"]["message"]
     assert tasks["tasks"] == [] and tasks["note"]

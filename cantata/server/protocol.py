@@ -205,6 +205,8 @@ class InstanceInfo(BaseModel):
     queued_now: int
     running_now: int
     live: dict[str, Any]
+    health: dict[str, Any] | None = Field(None, description="With ?check=true: reachable, error.")
+    server: dict[str, Any] | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
 
 
 class Memory(BaseModel):

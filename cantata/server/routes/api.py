@@ -13,6 +13,7 @@ from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
 from cantata.planner.hardware import profile_names, resolve_hardware
 from cantata.planner.plan import make_plan
+from cantata.pool import Instance
 from cantata.server.auth import Caller
 from cantata.server.dag import pipeline_info
 from cantata.server.errors import HTTPError
@@ -32,6 +33,7 @@ from cantata.server.protocol import (
 )
 from cantata.server.service import Service
 from cantata.server.timeline import turn_detail
+from cantata.server_metrics import scrape
 
 router = APIRouter(prefix="/api", tags=["api"])
 LIVE_WINDOW_S = 3600.0
@@ -122,26 +124,43 @@ async def blackboard(request: Request, turn_id: int, caller: Caller) -> Blackboa
 
 
 @router.get("/instances", response_model=list[InstanceInfo])
-async def instances(request: Request, caller: Caller) -> list[InstanceInfo]:
+async def instances(request: Request, caller: Caller, check: bool = False) -> list[InstanceInfo]:
+    """Config, queue now and live figures of each instance; with `check=true`, health too
+    (an instance this server has not used yet is not loaded just to be checked) and the
+    server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them."""
     service = _service(request)
     live = await live_figures(service.store, since_wall=time.time() - LIVE_WINDOW_S)
     rows = []
     for inst in service.runtime.config.instances:
         running = service.runtime.pool.instances.get(inst.name)
-        rows.append(
-            InstanceInfo(
-                name=inst.name,
-                backend=inst.backend,
-                model=inst.model,
-                url=inst.url,
-                serves=list(inst.serves),
-                max_concurrency=inst.concurrency(),
-                queued_now=running.stats.queued if running else 0,
-                running_now=running.stats.running if running else 0,
-                live=live[inst.name].as_json() if inst.name in live else {},
-            )
+        row = InstanceInfo(
+            name=inst.name,
+            backend=inst.backend,
+            model=inst.model,
+            url=inst.url,
+            serves=list(inst.serves),
+            max_concurrency=inst.concurrency(),
+            queued_now=running.stats.queued if running else 0,
+            running_now=running.stats.running if running else 0,
+            live=live[inst.name].as_json() if inst.name in live else {},
         )
+        if check:
+            row.health = await _health(running)
+            if inst.backend == "openai" and inst.url:
+                server = await scrape(inst.url)
+                row.server = server.as_json() if server else None
+        rows.append(row)
     return rows
+
+
+async def _health(instance: Instance | None) -> dict[str, Any]:
+    if instance is None:
+        return {"reachable": None, "error": None, "note": "not used by this server yet"}
+    try:
+        info = await instance.backend.check()
+    except CantataError as exc:
+        return {"reachable": False, "error": str(exc)}
+    return {"reachable": True, "error": None, "serving": info.model}
 
 
 def _memory_user(service: Service, caller: Any, user: str | None) -> str:

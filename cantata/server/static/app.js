@@ -177,14 +177,27 @@ async function overview() {
           "tokens/s", live.tokens_per_s ?? "–", "first token", live.first_token_s != null ? fmt(live.first_token_s) : "–",
           "cache reuse", live.cached_share != null ? `${Math.round(live.cached_share * 100)} %` : "–",
           "calls (1 h)", `${live.finished ?? 0} done, ${live.failed ?? 0} failed`,
-          "serves", inst.serves.join(", ")),
+          "serves", inst.serves.join(", "),
+          "health", !inst.health ? "checking…" : inst.health.reachable === null ? "not used yet"
+            : inst.health.reachable ? "ok" : `unreachable: ${inst.health.error}`,
+          ...(inst.server ? ["server", `${inst.server.requests_running} running, ${inst.server.requests_waiting} waiting`,
+            "KV cache", inst.server.kv_cache_usage ?? "–", "prefix hits", inst.server.prefix_cache_hit_rate ?? "–"] : [])),
         svg("svg", { class: "spark", viewBox: "0 0 300 60", preserveAspectRatio: "none" },
           svg("path", { class: "q", d: line("q") }), svg("path", { class: "r", d: line("r") })),
         el("div", { class: "legend muted" }, el("span", {}, "— queued (orange)"), el("span", {}, "— running (blue)")));
     }));
   }
+  const health = {};
+  let polls = 0;
   drawInstances(instances);
-  every(2000, async () => { try { drawInstances(await api("/api/instances")); } catch (e) { /* next tick */ } });
+  every(2000, async () => {
+    try {
+      const check = polls++ % 5 === 0;  // health and server metrics every 10 s, load every 2 s
+      const rows = await api(`/api/instances${check ? "?check=true" : ""}`);
+      for (const r of rows) if (check) health[r.name] = { health: r.health, server: r.server };
+      drawInstances(rows.map((r) => ({ ...r, ...(health[r.name] || {}) })));
+    } catch (e) { /* next tick */ }
+  });
   put(view, 
     el("h2", {}, "Overview"),
     el("h3", {}, "Instances (live)"), cards,
