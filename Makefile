@@ -41,8 +41,12 @@ run: $(VENV)/.installed-run
 	$(BIN)/cantata serve --host 127.0.0.1 --port $(PORT)
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	@echo ">> The fast suite first, so that a failure shows early; then real models, servers and a browser."
+	$(BIN)/pytest -m "not embedded and not server and not browser"
+	$(BIN)/pytest -m "embedded or server or browser"
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py

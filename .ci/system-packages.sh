@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # System packages the test suite needs beyond the pip registry, installed only if missing:
 # Chromium for the dashboard's browser test (driven by Playwright through executable_path,
-# because Playwright's own browser download cannot work here). Safe to run again.
+# because Playwright's own browser download cannot work here); bubblewrap and the system
+# python3 for the sandbox that runs generated code. Safe to run again.
 set -euo pipefail
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+[ -x /usr/bin/python3 ] || missing+=(python3)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
