@@ -32,12 +32,21 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-run
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(BIN)/pip install --quiet --progress-bar off -e '.[embedded,test]'
 	@touch $@
 
+PORT ?= 8000
+
+# The server on the embedded model; it prints the dashboard's URL (chat is one click away).
+# `cantata chat coaching` is the terminal chat.
 run: $(VENV)/.installed-run
-	$(BIN)/cantata chat coaching
+	@echo ">> Starting cantata serve on the embedded model (Ctrl-C stops it)."
+	$(BIN)/cantata serve --host 127.0.0.1 --port $(PORT)
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	@echo ">> The fast suite first, so that a failure shows early; then real models, servers and a browser."
+	$(BIN)/pytest -m "not embedded and not server and not browser"
+	$(BIN)/pytest -m "embedded or server or browser"
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py

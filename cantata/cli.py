@@ -25,6 +25,7 @@ from cantata.factory.run import factory
 from cantata.instances import instances_report
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
+from cantata.server.cli import keys, serve
 from cantata.spec import Pipeline, load_pipeline, pipeline_json_schema
 from cantata.turn import TurnResult
 
@@ -185,6 +186,8 @@ def schema(what: str) -> None:
 cli.add_command(plan)
 cli.add_command(agents)
 cli.add_command(factory)
+cli.add_command(serve)
+cli.add_command(keys)
 
 
 def main() -> None:

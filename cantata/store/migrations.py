@@ -79,6 +79,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        # API keys of the server (cantata/server/keys.py): only a hash of each key is kept.
+        # No foreign key to users: forgetting a user's data does not revoke their access.
+        "004_api_keys",
+        """
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            admin INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            revoked_at REAL
+        );
+        CREATE INDEX api_keys_user ON api_keys(user_id);
+        """,
+    ),
+    (
         # Bounded loops (a pipeline's `loop`): each iteration of a looped agent writes its own
         # entry, so the key gains the iteration (0 for agents outside a loop).
         "005_blackboard_iterations",

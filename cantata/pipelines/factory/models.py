@@ -42,22 +42,23 @@ class Check(BaseModel):
     """One property an output must have."""
 
     kind: CheckKind
-    field: str = Field("", max_length=40)
-    value: str = Field("", max_length=100)
+    field: str = Field("", max_length=30)
+    value: str = Field("", max_length=60)
 
 
+# Bounds sized for a small model: six examples must fit in well under a thousand tokens.
 class Example(BaseModel):
-    input: str = Field(min_length=1, max_length=600)
-    checks: list[Check] = Field(min_length=1, max_length=5)
+    input: str = Field(min_length=1, max_length=240)
+    checks: list[Check] = Field(min_length=1, max_length=3)
     half: SkipJsonSchema[Half] = "dev"  # assigned by code: alternate halves
 
 
 class Requirements(BaseModel):
     """analyst: what goes in, what comes out, and acceptance examples."""
 
-    input: str = text(200, "what the agent receives")
-    output: str = text(200, "what it returns")
-    examples: list[Example] = Field(min_length=6, max_length=10)
+    input: str = text(120, "what the agent receives")
+    output: str = text(120, "what it returns")
+    examples: list[Example] = Field(min_length=6, max_length=8)
 
 
 class OutputField(BaseModel):

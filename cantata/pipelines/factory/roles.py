@@ -96,8 +96,14 @@ def orchestrator_check(ctx: CheckContext) -> Task:
     if reason is not None:
         return Task(feasible=False, reason=reason, reply=f"I cannot build this: {reason}.")
     if not task.feasible:
-        reason = task.reason.strip() or "the orchestrator judged it out of reach"
-        return task.model_copy(update={"reason": reason, "reply": f"I cannot build this: {reason}."})
+        # A model's refusal stands only for a reason Cantata recognises (internet, credentials,
+        # acting on the world): a small model refuses ordinary requests with junk reasons.
+        stated = refusal(f"an agent that {task.reason}")
+        if stated is not None:
+            return task.model_copy(update={"reason": stated, "reply": f"I cannot build this: {stated}."})
+        doubt = task.reason.strip()
+        task = task.model_copy(update={"feasible": True, "constraints": [*task.constraints, f"doubt: {doubt}"][:5]}
+                               if doubt else {"feasible": True})  # fmt: skip
     goal = task.goal.strip() or ctx.message.strip()[:200]
     return task.model_copy(update={"goal": goal, "reply": f"Building an agent: {goal}"})
 

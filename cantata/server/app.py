@@ -1,0 +1,154 @@
+"""`create_app()`: the FastAPI app, whose lifespan owns one Cantata runtime.
+
+Routes reach the runtime through `app.state.service`; nothing global, so tests build as
+many apps as they like, each with its own home, config and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cantata import __version__
+from cantata.config import InstancesConfig, cantata_home, load_config
+from cantata.errors import UserError
+from cantata.runtime import Cantata
+from cantata.server.auth import Admin, Auth, is_loopback
+from cantata.server.errors import error_body, install_error_handlers
+from cantata.server.keys import KeyRing
+from cantata.server.protocol import Health
+from cantata.server.routes import api, events, openai
+from cantata.server.service import Service
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
+
+
+class BodyLimit:
+    """413 for a body over the limit, as pure ASGI: Starlette's BaseHTTPMiddleware would
+    pass every streamed chunk through an extra task and memory stream."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = dict(scope["headers"]).get(b"content-length", b"")
+            if length.isdigit() and int(length) > self.max_body:
+                body = error_body(413, f"the request body is over {self.max_body} bytes", "body_too_large")
+                await JSONResponse(body, status_code=413)(scope, receive, send)
+                return
+            received = 0
+            refused = False
+
+            async def counted() -> Message:
+                # A chunked body has no length to check up front: count it as it comes, and
+                # past the limit answer 413 and tell the app the client is gone.
+                nonlocal received, refused
+                message = await receive()
+                received += len(message.get("body", b""))
+                if received > self.max_body and not refused:
+                    refused = True
+                    body = error_body(413, f"the request body is over {self.max_body} bytes", "body_too_large")
+                    await JSONResponse(body, status_code=413)(scope, receive, send)
+                    return {"type": "http.disconnect"}
+                return message
+
+            async def sending(message: Message) -> None:
+                if not refused:  # after the 413, whatever the app answers goes nowhere
+                    await send(message)
+
+            await self.app(scope, counted, sending)
+            return
+        await self.app(scope, receive, send)
+
+
+def check_bind(host: str, keys: KeyRing) -> None:
+    """Refuse to expose an open server: without keys, only loopback."""
+    if not is_loopback(host) and not keys.configured():
+        raise UserError(
+            f"refusing to serve on {host} without API keys: create one with `cantata keys create --user NAME`,"
+            " or bind 127.0.0.1"
+        )
+
+
+def create_app(
+    config: InstancesConfig | None = None,
+    *,
+    home: Path | None = None,
+    host: str = "127.0.0.1",
+    pipelines: Iterable[Path] = (),
+    max_body: int = MAX_BODY,
+) -> FastAPI:
+    home = home or cantata_home()
+    config = config or load_config()
+    extra = list(pipelines)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        keys = await KeyRing.open(home)
+        check_bind(host, keys)
+        runtime = Cantata(config, home=home)
+        app.state.auth = Auth(keys, loopback=is_loopback(host))
+        app.state.service = Service(runtime, extra_pipelines=extra)
+        try:
+            yield
+        finally:
+            await app.state.service.drain()
+            await runtime.close()
+            keys.close()
+
+    app = FastAPI(
+        title="Cantata",
+        version=__version__,
+        description="Every pipeline as an OpenAI-compatible model, and a REST and event API over its turns.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+
+    app.add_middleware(BodyLimit, max_body=max_body)
+
+    app.include_router(openai.router)
+    app.include_router(api.router)
+    app.include_router(events.router)
+
+    @app.get("/healthz", response_model=Health, tags=["ops"])
+    async def healthz(request: Request) -> Health:
+        service: Service = request.app.state.service
+        return Health(version=__version__, turns_running=len(service.running), auth=request.app.state.auth.mode())
+
+    @app.get("/metrics", tags=["ops"], response_class=Response)
+    async def metrics(request: Request, caller: Admin) -> Response:
+        """Every user's turns counted together: an operator's view (admin keys, or open mode)."""
+        service: Service = request.app.state.service
+        return Response(service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
+    return app
+
+
+def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Iterable[Path] = ()) -> None:
+    """`cantata serve`: check what can be checked before binding, then run uvicorn."""
+    import uvicorn
+
+    home = cantata_home()
+    config = load_config(config_path)
+    keys = asyncio.run(KeyRing.open(home))
+    try:
+        check_bind(host, keys)
+    finally:
+        keys.close()
+    app = create_app(config, home=home, host=host, pipelines=pipelines)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
+    print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
+
+

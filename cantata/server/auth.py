@@ -1,0 +1,76 @@
+"""Who is calling. With API keys in force, every request names one (`Authorization:
+Bearer cnt_...`); without any, a server on a loopback address is open for one local user,
+who may see everything (it is their machine)."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from cantata.runtime import DEFAULT_USER
+from cantata.server.errors import HTTPError
+from cantata.server.keys import KeyRing, Principal
+
+OPEN = Principal(user=DEFAULT_USER, admin=True)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+RECHECK_S = 1.0  # an open server notices a key created meanwhile within this
+
+
+class Auth:
+    def __init__(self, keys: KeyRing, *, loopback: bool) -> None:
+        self.keys = keys
+        self.loopback = loopback
+        self._configured = False
+        self._checked_at = -RECHECK_S
+
+    def mode(self) -> str:
+        if not self.loopback:
+            return "keys"
+        # Once keys exist they always do (a revoked key still counts), so only "no keys
+        # yet" needs looking at again, and at most once a second, not on every request.
+        now = time.monotonic()
+        if not self._configured and now - self._checked_at >= RECHECK_S:
+            self._configured = self.keys.configured()
+            self._checked_at = now
+        return "keys" if self._configured else "open"
+
+    def principal(self, authorization: str | None) -> Principal:
+        if self.mode() == "open":
+            return OPEN
+        if not authorization:
+            raise HTTPError(401, "an API key is required: send 'Authorization: Bearer <key>'", code="missing_api_key")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise HTTPError(401, "the Authorization header must be 'Bearer <key>'", code="invalid_api_key")
+        found = self.keys.verify(token.strip())
+        if found is None:
+            raise HTTPError(401, "unknown or revoked API key", code="invalid_api_key")
+        return found
+
+
+def _principal(request: Request) -> Principal:
+    auth: Auth = request.app.state.auth
+    return auth.principal(request.headers.get("authorization"))
+
+
+def _admin(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+    if not principal.admin:
+        raise HTTPError(403, "this needs an admin key", code="admin_only")
+    return principal
+
+
+Caller = Annotated[Principal, Depends(_principal)]
+Admin = Annotated[Principal, Depends(_admin)]

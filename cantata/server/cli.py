@@ -1,0 +1,78 @@
+"""`cantata serve` and `cantata keys`: thin commands; cantata/cli.py registers them.
+FastAPI and uvicorn are imported only when serving, so other commands start fast."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+from pathlib import Path
+
+import click
+
+from cantata.config import cantata_home
+from cantata.server.keys import KeyRing
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; non-loopback needs API keys.")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@click.option(
+    "--pipeline", "pipelines", multiple=True, type=click.Path(path_type=Path),
+    help="Also serve this pipeline file as a model (repeatable); bundled ones always are.",
+)
+def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...]) -> None:
+    """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard."""
+    from cantata.server.app import run_server
+
+    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines)
+
+
+@click.group("keys")
+def keys() -> None:
+    """API keys for `cantata serve` (stored hashed)."""
+
+
+@keys.command("create")
+@click.option("--user", required=True, help="Whose data the key reads and writes.")
+@click.option("--admin", is_flag=True, help="May see every user's data and the operator views.")
+def create(user: str, admin: bool) -> None:
+    """Create a key; it is printed once and cannot be shown again."""
+    ring = asyncio.run(KeyRing.open(cantata_home()))
+    try:
+        info, token = ring.create(user, admin=admin)
+    finally:
+        ring.close()
+    click.echo(token)
+    click.echo(f"key {info.id} for user {info.user}{' (admin)' if admin else ''}; keep it: it is not stored", err=True)
+
+
+@keys.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def list_keys(as_json: bool) -> None:
+    """The keys (ids, users, roles; never the keys themselves)."""
+    ring = asyncio.run(KeyRing.open(cantata_home()))
+    try:
+        rows = ring.list()
+    finally:
+        ring.close()
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+        return
+    for r in rows:
+        when = datetime.datetime.fromtimestamp(r.created_at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+        state = "revoked" if r.revoked else "active"
+        click.echo(f"{r.id}  {r.user:<16} {'admin' if r.admin else 'user ':<6} {state:<8} created {when} UTC")
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+def revoke(key_id: str) -> None:
+    """Revoke a key by its id (or the key itself)."""
+    ring = asyncio.run(KeyRing.open(cantata_home()))
+    try:
+        info = ring.revoke(key_id)
+    finally:
+        ring.close()
+    click.echo(f"revoked key {info.id} of user {info.user}")

@@ -1,0 +1,1 @@
+"""HTTP routes, a few lines each: parse, call the service, shape the answer."""

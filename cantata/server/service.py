@@ -1,0 +1,208 @@
+"""The serving layer: everything a route does, over the library and the store.
+
+Routes parse, call one method here and shape the answer; this module owns the runtime's
+turns (a turn is a task of its own, so a client that goes away does not cancel it),
+the per-session order, session matching, and who may see what.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cantata import pipelines as bundled_pipelines
+from cantata.errors import UserError
+from cantata.events import Event
+from cantata.runtime import Cantata
+from cantata.server.errors import HTTPError
+from cantata.server.keys import Principal
+from cantata.server.metrics import Metrics
+from cantata.server.sessions import SessionIndex, SessionLocks
+from cantata.spec import Pipeline, load_pipeline
+from cantata.store import SessionRow, Store, TurnRow
+from cantata.turn import TurnResult
+
+log = logging.getLogger("cantata.server")
+
+
+@dataclass
+class TurnHandle:
+    """A turn started by the server: its task, and its events as they happen."""
+
+    pipeline: Pipeline
+    principal: Principal
+    owners: dict[int, str]
+    events: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
+    started: asyncio.Future[Event] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    task: asyncio.Task[TurnResult] | None = None
+
+    def on_event(self, event: Event) -> None:
+        if event.type == "turn_started" and not self.started.done():
+            # Known before the event is committed, so the live event filter can place it.
+            self.owners[event.turn_id] = self.principal.user
+            self.started.set_result(event)
+        self.events.put_nowait(event)
+
+    async def wait_started(self) -> Event:
+        """The turn's first event, or the error that kept it from starting (bad session,
+        unreachable instance), raised here so the route answers with its status."""
+        assert self.task is not None
+        waits: list[asyncio.Future[Any]] = [self.started, self.task]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if self.started.done():
+            return self.started.result()
+        self.task.result()  # raises the turn's error
+        raise HTTPError(500, "the turn ended before it started")
+
+
+class Service:
+    def __init__(self, runtime: Cantata, *, extra_pipelines: Iterable[Path] = ()) -> None:
+        self.runtime = runtime
+        self.pipelines: dict[str, Pipeline] = {}
+        for name, path in bundled_pipelines.bundled().items():
+            self.pipelines[name] = load_pipeline(path)
+        for path in extra_pipelines:
+            pipeline = load_pipeline(path)
+            self.pipelines[pipeline.name] = pipeline
+        self.index = SessionIndex()
+        self.locks = SessionLocks()
+        self.running: set[asyncio.Task[TurnResult]] = set()
+        self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
+        self.metrics = Metrics(runtime.pool, lambda: len(self.running))
+        self.started_at = time.time()
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    # -- pipelines ------------------------------------------------------------------------
+
+    def pipeline(self, name: str) -> Pipeline:
+        found = self.pipelines.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.pipelines))
+            raise HTTPError(400, f"unknown model '{name}'; the models are: {known}", code="model_not_found")
+        return found
+
+    def instance_of(self, alias: str) -> str | None:
+        inst = self.runtime.config.instance_for(alias)
+        return inst.name if inst else None
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def start_turn(
+        self,
+        principal: Principal,
+        pipeline: Pipeline,
+        message: str,
+        *,
+        session_id: str | None,
+        history: list[tuple[str, str]],
+        reject_if_busy: bool,
+    ) -> TurnHandle:
+        """Start a turn and return once it has started (or raise why it could not)."""
+        if session_id is not None:
+            session = await self.store.get_session(session_id)
+            if session is None or (session.user_id != principal.user):
+                raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
+            if session.pipeline != pipeline.name:
+                raise HTTPError(
+                    400, f"session {session_id} belongs to model '{session.pipeline}', not '{pipeline.name}'",
+                    code="session_model_mismatch",
+                )
+        else:
+            session_id = await self.index.match(
+                self.store, user=principal.user, pipeline=pipeline.name, history=history
+            )
+        if session_id is not None and reject_if_busy and self.locks.busy(session_id):
+            raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
+        handle = TurnHandle(pipeline=pipeline, principal=principal, owners=self.owners)
+        asked = [u for u, _ in history] + [message]
+        handle.task = asyncio.create_task(self._turn(handle, message, session_id, asked, reject_if_busy))
+        self.running.add(handle.task)
+        handle.task.add_done_callback(self._finished)
+        handle.task.add_done_callback(lambda _: handle.events.put_nowait(None))
+        await handle.wait_started()
+        return handle
+
+    async def _turn(
+        self, handle: TurnHandle, message: str, session_id: str | None, asked: list[str], reject: bool
+    ) -> TurnResult:
+        user = handle.principal.user
+        if session_id is not None:
+            async with self.locks.hold(session_id, reject=reject):
+                result = await self.runtime.run_turn(
+                    handle.pipeline, message, user=user, session_id=session_id, on_event=handle.on_event
+                )
+        else:
+            claimed: list[tuple[str, asyncio.Future[None]]] = []
+
+            def on_event(event: Event) -> None:
+                # A new session is claimed the moment it exists, so a second message that
+                # names it waits for this turn.
+                if event.type == "turn_started":
+                    claimed.append((event.session_id, self.locks.claim(event.session_id)[1]))
+                handle.on_event(event)
+
+            try:
+                result = await self.runtime.run_turn(handle.pipeline, message, user=user, on_event=on_event)
+            finally:
+                for sid, mine in claimed:
+                    self.locks.release(sid, mine)
+        self.index.remember(user, handle.pipeline.name, asked, result.session)
+        self.metrics.record(result)
+        return result
+
+    async def wait(self, handle: TurnHandle) -> TurnResult:
+        """The turn's result; the turn goes on if the caller is cancelled (a client left)."""
+        assert handle.task is not None
+        return await asyncio.shield(handle.task)
+
+    def _finished(self, task: asyncio.Task[TurnResult]) -> None:
+        self.running.discard(task)
+        if not task.cancelled() and task.exception() is None:
+            # Its last events may still be on their way to the store (and the filter).
+            turn_id = task.result().turn_id
+            asyncio.get_running_loop().call_later(60.0, self.owners.pop, turn_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if not isinstance(exc, (UserError, HTTPError)):
+                log.error("a turn failed: %s", exc)
+
+    async def drain(self, timeout_s: float = 30.0) -> None:
+        """At shutdown: let running turns finish (and be stored) before the runtime closes."""
+        if self.running:
+            await asyncio.wait(list(self.running), timeout=timeout_s)
+
+    # -- who may see what -----------------------------------------------------------------
+
+    def visible_user(self, principal: Principal, user: str | None) -> str:
+        """The user whose data a request reads: the caller's own, or (admin only) any."""
+        if user is None:
+            return principal.user
+        if not principal.admin and user != principal.user:
+            raise HTTPError(404, f"no user '{user}'", code="user_not_found")
+        return user
+
+    def event_filter(self, principal: Principal, user: str | None) -> str | None:
+        """Whose events a stream carries: an admin's stream, unless it names a user, has everyone's."""
+        if user is None and principal.admin:
+            return None
+        return self.visible_user(principal, user)
+
+    async def session(self, principal: Principal, session_id: str) -> SessionRow:
+        session = await self.store.get_session(session_id)
+        if session is None or not (principal.admin or session.user_id == principal.user):
+            raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
+        return session
+
+    async def turn(self, principal: Principal, turn_id: int) -> TurnRow:
+        row = await self.store.get_turn(turn_id)
+        if row is None or not (principal.admin or row.user_id == principal.user):
+            raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
+        return row

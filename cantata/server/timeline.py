@@ -1,0 +1,101 @@
+"""A stored turn, rebuilt from its events and blackboard: the shape of `cantata run --json`
+plus what the timeline draws (time queued, retries, deliveries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cantata.spec import Pipeline
+from cantata.store import EntryRow, StoredEvent, TurnRow
+
+
+def turn_detail(
+    row: TurnRow, events: list[StoredEvent], entries: dict[str, EntryRow], pipeline: Pipeline | None
+) -> dict[str, Any]:
+    names = list(pipeline.order) if pipeline is not None else []
+    for name in [*entries, *(e.agent for e in events if e.agent)]:
+        if name and name not in names:
+            names.append(name)
+    agents: dict[str, dict[str, Any]] = {name: _blank(name) for name in names}
+    early: dict[str, Any] | None = None
+    conflicts: list[dict[str, Any]] = []
+    for event in events:
+        agent = agents.get(event.agent or "")
+        if event.type == "conflict":
+            conflicts.append(event.data)
+        if event.type == "early_delivered":
+            early = {"agent": event.agent, "text": event.data.get("text", ""), "at_s": event.at_s}
+        if agent is None:
+            continue
+        if event.type == "agent_queued":
+            agent["queued_s"] = event.at_s
+            agent["instance"] = event.data.get("instance")
+        elif event.type == "agent_started":
+            agent["started_s"] = event.at_s
+            agent["attempts"] += 1 if agent["attempts"] == 0 else 0
+            agent["instance"] = event.data.get("instance") or agent["instance"]
+        elif event.type == "agent_retry":
+            agent["attempts"] += 1
+            kind = "repair" if event.data.get("repair") else "regenerate" if event.data.get("regenerate") else "retry"
+            agent["retries"].append({"at_s": event.at_s, "kind": kind, "error": event.data.get("error")})
+        elif event.type in ("agent_finished", "agent_failed", "agent_skipped"):
+            agent["finished_s"] = event.at_s
+            agent["status"] = {"agent_finished": "ok", "agent_failed": "failed", "agent_skipped": "skipped"}[event.type]
+            for key in ("prompt_tokens", "cached_tokens", "completion_tokens"):
+                agent[key] = event.data.get(key) or agent[key]
+            if "attempts" in event.data:
+                agent["attempts"] = event.data["attempts"]
+            if event.data.get("error") or event.data.get("reason"):
+                agent["error"] = event.data.get("error") or event.data.get("reason")
+    for name, entry in entries.items():
+        agent = agents[name]
+        agent["status"], agent["output"] = entry.status, entry.output
+        agent["error"] = entry.error or agent["error"]
+    final: dict[str, Any] | None = None
+    final_spec = pipeline.deliverer("final") if pipeline is not None else None
+    for who, text in row.replies:
+        if final_spec is not None and who == final_spec.name:
+            final = {"agent": who, "text": text, "at_s": agents.get(who, {}).get("finished_s")}
+    if pipeline is not None:
+        for name in names:
+            spec = pipeline.agents.get(name)
+            if spec is not None:
+                agents[name]["reads"] = list(spec.reads)
+                agents[name]["deliver"] = spec.deliver
+                agents[name]["kind"] = "function" if spec.is_function else "model"
+    return {
+        "turn_id": row.id,
+        "pipeline": row.pipeline,
+        "user": row.user_id,
+        "session": row.session_id,
+        "turn": row.number,
+        "status": row.status,
+        "message": row.message,
+        "early": early,
+        "final": final,
+        "agents": list(agents.values()),
+        "conflicts": conflicts,
+        "started_at": row.started_at,
+        "finished_at": row.finished_at,
+    }
+
+
+def _blank(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "status": "pending",
+        "instance": None,
+        "queued_s": None,
+        "started_s": None,
+        "finished_s": None,
+        "attempts": 0,
+        "retries": [],
+        "prompt_tokens": 0,
+        "cached_tokens": 0,
+        "completion_tokens": 0,
+        "output": None,
+        "error": None,
+        "reads": [],
+        "deliver": None,
+        "kind": "model",
+    }

@@ -1,0 +1,49 @@
+"""A Cantata server app in process, over scripted instances, for the API tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+from fastapi import FastAPI
+
+from cantata.config import load_config
+from cantata.server import create_app
+from cantata.server.keys import KeyRing
+
+
+@asynccontextmanager
+async def running(app: FastAPI) -> AsyncIterator[FastAPI]:
+    """The app with its lifespan running (ASGITransport does not run it)."""
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+def client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cantata.test", headers=headers,
+                             timeout=30)
+
+
+def make_app(config: Path, home: Path, **options: object) -> FastAPI:
+    return create_app(load_config(config), home=home, **options)  # type: ignore[arg-type]
+
+
+async def new_key(home: Path, user: str, *, admin: bool = False) -> str:
+    ring = await KeyRing.open(home)
+    try:
+        return ring.create(user, admin=admin)[1]
+    finally:
+        ring.close()
+
+
+def chat_body(
+    text: str, *, model: str = "example", history: list[tuple[str, str]] | None = None, stream: bool = False
+) -> dict[str, object]:
+    messages: list[dict[str, str]] = []
+    for asked, said in history or []:
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": said}]
+    messages.append({"role": "user", "content": text})
+    return {"model": model, "messages": messages, "stream": stream}

@@ -1,0 +1,181 @@
+"""/api, /healthz, /metrics and auth, in process (httpx ASGITransport), on scripted instances."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from cantata.errors import UserError
+from tests.conftest import WriteFile, scripted_config
+from tests.test_cli import cantata
+from tests.server_app import chat_body, client, make_app, new_key, running
+from tests.sse import parse
+
+
+@pytest.fixture
+def config(write: WriteFile) -> Path:
+    return scripted_config(write, fast={"latency_s": 0.01})
+
+
+async def test_open_mode_on_loopback_is_one_local_admin(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        who = (await c.get("/api/whoami")).json()
+        health = (await c.get("/healthz")).json()
+    assert who == {"user": "local", "admin": True, "auth": "open"}
+    assert health["status"] == "ok" and health["auth"] == "open"
+
+
+async def test_non_loopback_without_keys_is_refused_at_start(config: Path, home: Path) -> None:
+    with pytest.raises(UserError, match="without API keys"):
+        async with running(make_app(config, home, host="0.0.0.0")):
+            pass
+
+
+def test_serve_refuses_a_public_address_without_keys_in_one_line(config: Path) -> None:
+    done = cantata("serve", "--host", "0.0.0.0", "--port", "1", "--config", str(config))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: refusing to serve on 0.0.0.0") and done.stderr.count("\n") == 1
+
+
+async def test_keys_are_required_once_one_exists_and_revoked_keys_fail(config: Path, home: Path) -> None:
+    created = cantata("keys", "create", "--user", "ann")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    listed = cantata("keys", "list").stdout
+    assert "ann" in listed and token not in listed and "active" in listed
+    assert token not in (home / "cantata.db").read_bytes().decode("latin-1")  # only its hash is stored
+    async with running(make_app(config, home)) as app:
+        async with client(app) as anonymous, client(app, "cnt_bad_key") as wrong, client(app, token) as ann:
+            assert (await anonymous.get("/api/sessions")).status_code == 401
+            assert (await wrong.get("/v1/models")).status_code == 401
+            assert (await ann.get("/api/whoami")).json() == {"user": "ann", "admin": False, "auth": "keys"}
+            key_id = token.split("_")[1]
+            assert cantata("keys", "revoke", key_id).returncode == 0
+            r = await ann.get("/api/whoami")
+    assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
+
+
+async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: Path) -> None:
+    ann_key, bob_key = await new_key(home, "ann"), await new_key(home, "bob")
+    admin_key = await new_key(home, "root", admin=True)
+    async with running(make_app(config, home)) as app:
+        async with client(app, ann_key) as ann, client(app, bob_key) as bob, client(app, admin_key) as admin:
+            bobs = (await bob.post("/v1/chat/completions", json=chat_body("bob's secret"))).json()["cantata"]
+            anns = (await ann.post("/v1/chat/completions", json=chat_body("ann's own"))).json()["cantata"]
+            session, turn = bobs["session"], bobs["turn_id"]
+            for path in (
+                f"/api/sessions/{session}",
+                f"/api/turns/{turn}",
+                f"/api/turns/{turn}/blackboard",
+                f"/api/turns/{turn}/events",
+                "/api/memory?user=bob",
+                "/api/memory/export?user=bob",
+                "/api/sessions?user=bob",
+                "/api/events?user=bob",
+            ):
+                r = await ann.get(path)
+                assert r.status_code == 404, (path, r.text)
+                assert "bob's secret" not in r.text
+            assert (await ann.delete("/api/memory?user=bob")).status_code == 404
+            r = await ann.post("/v1/chat/completions", json=chat_body("hi"), headers={"X-Cantata-Session": session})
+            assert r.status_code == 404
+            # Ann's own views hold only her data; her event stream only her turns.
+            assert [s["id"] for s in (await ann.get("/api/sessions")).json()] == [anns["session"]]
+            assert "bob's secret" not in (await ann.get("/api/memory/export")).text
+            seen = {e.json()["turn_id"] for e in parse((await ann.get(f"/api/turns/{anns['turn_id']}/events")).text) if e.id}
+            assert seen == {anns["turn_id"]}
+            everything = parse((await ann.get("/api/events?follow=false")).text)
+            assert {e.json()["turn_id"] for e in everything if e.id} == {anns["turn_id"]}
+            admins = parse((await admin.get("/api/events?follow=false")).text)
+            assert {e.json()["turn_id"] for e in admins if e.id} == {anns["turn_id"], turn}
+            # The admin sees both users.
+            for name in ("ann", "bob"):
+                assert {s["user"] for s in (await admin.get(f"/api/sessions?user={name}")).json()} == {name}
+            assert (await admin.get(f"/api/turns/{turn}")).status_code == 200
+            forbidden = await ann.get("/metrics")  # every user's figures: for operators
+            assert forbidden.status_code == 403 and forbidden.json()["error"]["type"] == "permission_error"
+            assert (await admin.get("/metrics")).status_code == 200
+
+
+async def test_turn_blackboard_session_and_memory(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        body = (await c.post("/v1/chat/completions", json=chat_body("I skip the gym", model="coaching"))).json()
+        info = body["cantata"]
+        turn = (await c.get(f"/api/turns/{info['turn_id']}")).json()
+        board = (await c.get(f"/api/turns/{info['turn_id']}/blackboard")).json()
+        session = (await c.get(f"/api/sessions/{info['session']}")).json()
+        memory = (await c.get("/api/memory")).json()
+        exported = (await c.get("/api/memory/export")).json()
+        deleted = (await c.delete("/api/memory")).json()
+        after = (await c.get("/api/sessions")).json()
+        gone = await c.get(f"/api/turns/{info['turn_id']}")
+    assert {"pipeline", "user", "session", "turn", "status", "early", "final", "agents", "conflicts"} <= set(turn)
+    assert turn["status"] == info["status"] and turn["final"]["text"] == body["choices"][0]["message"]["content"]
+    assert [a["name"] for a in turn["agents"]] == [a["name"] for a in info["agents"]]
+    assert all(a["finished_s"] is not None for a in turn["agents"])
+    assert {e["agent"] for e in board["entries"]} == {a["name"] for a in turn["agents"]}
+    assert session["turn_list"][0]["message"] == "I skip the gym" and session["turns"] == 1
+    assert "coaching" in memory["memory"] and memory["sessions"] == 1
+    assert exported["sessions"][0]["session"] == info["session"]
+    assert deleted == {"user": "local", "sessions_deleted": 1} and after == [] and gone.status_code == 404
+
+
+async def test_pipelines_instances_plan_and_tasks(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        pipelines = {p["name"]: p for p in (await c.get("/api/pipelines")).json()}
+        await c.post("/v1/chat/completions", json=chat_body("hi"))
+        instances = (await c.get("/api/instances")).json()
+        checked = (await c.get("/api/instances?check=true")).json()
+        plan = await c.post("/api/plan", json={"pipeline": "coaching", "hardware": "1x4090"})
+        bad_plan = await c.post("/api/plan", json={"pipeline": "coaching", "hardware": "toaster"})
+        tasks = (await c.get("/api/tasks")).json()
+        schema = (await c.get("/openapi.json")).json()
+    coaching = pipelines["coaching"]
+    assert ("guard", "coach") in [tuple(e) for e in coaching["edges"]]
+    assert coaching["critical_path"][-1] == "synth" and coaching["critical_path"][0] == "guard"
+    assert all(a["instance"] == "fast" for a in coaching["agents"] if a["kind"] == "model")
+    assert instances[0]["name"] == "fast" and instances[0]["live"]["finished"] == 3
+    assert instances[0]["health"] is None and checked[0]["health"]["reachable"] is True
+    assert plan.status_code == 200 and plan.json()["plan"] and "vllm serve" in plan.json()["launch"]
+    assert bad_plan.status_code == 400 and "toaster" in bad_plan.json()["error"]["message"]
+    assert tasks["tasks"] == [] and tasks["note"]
+    assert "/v1/chat/completions" in schema["paths"] and "/api/turns/{turn_id}" in schema["paths"]
+
+
+async def test_metrics_parse_and_count_the_turns(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        for text in ("one", "two", "three"):
+            await c.post("/v1/chat/completions", json=chat_body(text))
+        text = (await c.get("/metrics")).text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    turns = [s for s in families["cantata_turns"].samples if s.name == "cantata_turns_total"]
+    assert sum(s.value for s in turns) == 3 and turns[0].labels == {"pipeline": "example", "status": "ok"}
+    early = [s for s in families["cantata_early_reply_seconds"].samples if s.name.endswith("_count")]
+    assert early[0].value == 3
+    assert "cantata_instance_queued" in families and "cantata_tokens" in families
+
+
+async def test_the_dashboard_is_served_as_static_files(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        page = await c.get("/")
+        script = await c.get("/app.js")
+        missing = await c.get("/nope.js")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert 'src="app.js"' in page.text
+    assert script.status_code == 200 and "/v1/chat/completions" in script.text
+    assert missing.status_code == 404
+
+
+def test_keys_list_as_json_and_revoking_an_unknown_key_is_one_line() -> None:
+    created = cantata("keys", "create", "--user", "ann", "--admin")
+    assert created.returncode == 0 and created.stdout.startswith("cnt_")
+    rows = json.loads(cantata("keys", "list", "--json").stdout)
+    assert [(r["user"], r["admin"], r["revoked"]) for r in rows] == [("ann", True, False)]
+    assert created.stdout.strip() not in json.dumps(rows)
+    unknown = cantata("keys", "revoke", "nope")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: no active key") and unknown.stderr.count("\n") == 1
+    empty = cantata("keys", "create", "--user", " ")
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1
