@@ -163,7 +163,8 @@ class ModelCall:
             try:
                 return await self._attempt(first=attempt == 0)
             except _ShortcutFailed as failed:
-                raise failed.error  # the pipeline's own code failed: no model call stands in for it
+                # The pipeline's own code failed: no model call stands in for it.
+                raise failed.error from failed.error.__cause__
             except (BackendError, OutputInvalid) as exc:
                 last_error = exc
         assert last_error is not None
@@ -200,12 +201,18 @@ class ModelCall:
                             raise  # a cut reply is not a format mistake: a repair would be cut too
                         # One repair: same briefing (still cached), plus the error to fix.
                         self.emit("agent_retry", agent.name, repair=True, error=str(invalid))
-                        repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
+                        repair = [
+                            *self.messages,
+                            Message("assistant", text),
+                            Message("user", repair_instruction(invalid)),
+                        ]
                         text, finish = await self._generate(repair)
                         output = self._parse(text, finish)
                     return await self._checked(output, text)
             except TimeoutError as exc:
-                raise BackendTimeout(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from exc
+                raise BackendTimeout(
+                    f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'"
+                ) from exc
 
     def _parse(self, text: str, finish: str | None) -> Any:
         try:
@@ -249,7 +256,9 @@ class ModelCall:
         """The shortcut's output, or None to call the model."""
         assert self.shortcut is not None and self.context is not None
         try:
-            value = await call_user(self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
+            value = await call_user(
+                self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name
+            )
             if value is None:
                 return None
             output = normalise(value, self.contract)
@@ -302,7 +311,6 @@ class ModelCall:
         self.result.cached_tokens += usage.cached_tokens
         self.result.completion_tokens += usage.completion_tokens
         return "".join(parts), finish
-
 
 
 class _ShortcutFailed(Exception):

@@ -32,7 +32,14 @@ ALL = every_error_class()
 
 def test_the_walk_finds_the_whole_tree() -> None:
     names = {cls.__name__ for cls in ALL}
-    assert {"SpecError", "ConfigError", "BackendUnavailable", "BackendHTTPError", "OutputTruncated", "StoreError"} <= names
+    assert {
+        "SpecError",
+        "ConfigError",
+        "BackendUnavailable",
+        "BackendHTTPError",
+        "OutputTruncated",
+        "StoreError",
+    } <= names
     # Every class defined in errors.py that is a CantataError is reached by the walk.
     defined = {v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, CantataError)}
     assert defined <= set(ALL)

@@ -75,7 +75,9 @@ async def test_a_blocking_function_fails_after_its_timeout_while_another_turn_ca
         if event.type == "agent_failed" and event.agent == "slow":
             order.append("slow failed")
         if event.type == "agent_finished":
-            order.append(f"quick {event.agent} finished" if event.agent in ("a", "b", "c") else f"{event.agent} finished")
+            order.append(
+                f"quick {event.agent} finished" if event.agent in ("a", "b", "c") else f"{event.agent} finished"
+            )
 
     app.bus.listen(watch)
     try:
@@ -96,8 +98,13 @@ async def test_a_blocking_function_fails_after_its_timeout_while_another_turn_ca
     assert order.index("quick c finished") < order.index("slow failed")
 
 
-async def test_a_blocking_check_times_out_and_the_model_turn_goes_on(write: WriteFile, home: Path, release: threading.Event) -> None:
-    write("blocking_check.py", "from blocking_fn_gate import release\n\ndef check(ctx):\n    release.wait(10)\n    return ctx.output\n")
+async def test_a_blocking_check_times_out_and_the_model_turn_goes_on(
+    write: WriteFile, home: Path, release: threading.Event
+) -> None:
+    write(
+        "blocking_check.py",
+        "from blocking_fn_gate import release\n\ndef check(ctx):\n    release.wait(10)\n    return ctx.output\n",
+    )
     text = "name: c\nagents:\n  - name: a\n    prompt: x\n    check: blocking_check.check\n    timeout_s: 0.5\n    deliver: final\n"
     app = Cantata(load_config(scripted_config(write, fake={})), home=home)
     try:
@@ -111,7 +118,10 @@ async def test_a_blocking_check_times_out_and_the_model_turn_goes_on(write: Writ
 
 
 async def test_async_functions_are_awaited_under_the_timeout(write: WriteFile, home: Path) -> None:
-    write("async_fn.py", "import asyncio\n\nasync def nap(ctx):\n    await asyncio.sleep(10)\n\nasync def ok(ctx):\n    return 'fine'\n")
+    write(
+        "async_fn.py",
+        "import asyncio\n\nasync def nap(ctx):\n    await asyncio.sleep(10)\n\nasync def ok(ctx):\n    return 'fine'\n",
+    )
     text = (
         "name: x\nagents:\n  - name: a\n    function: async_fn.nap\n    timeout_s: 0.2\n"
         "  - name: b\n    function: async_fn.ok\n    deliver: final\n"

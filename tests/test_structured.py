@@ -182,7 +182,9 @@ def test_the_prompt_shows_an_outline_of_the_schema_not_the_schema() -> None:
 # -- a reply cut at max_tokens is reported as cut, never repaired --------------------------
 
 
-def _scripted_call(*, max_tokens: int, contract: bool) -> tuple[ModelCall, AgentResult, list[tuple[str, dict[str, object]]]]:
+def _scripted_call(
+    *, max_tokens: int, contract: bool
+) -> tuple[ModelCall, AgentResult, list[tuple[str, dict[str, object]]]]:
     from cantata.backends.scripted import ScriptedBackend
 
     config = InstanceConfig(name="scripted", backend="scripted")

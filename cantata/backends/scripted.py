@@ -47,7 +47,10 @@ class ScriptedBackend(Backend):
             await asyncio.sleep(self.config.latency_s)
         if attempt <= self.config.fail_first:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
-        if self.config.fail_rate and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate:
+        if (
+            self.config.fail_rate
+            and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate
+        ):
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
         if request.agent in self._canned:
             text = self._next_canned(request.agent)
@@ -68,7 +71,6 @@ class ScriptedBackend(Backend):
             yield Chunk(text="".join(pieces))
         usage = Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces))
         yield Chunk(usage=usage, finish_reason=finish)
-
 
     def _next_canned(self, agent: str) -> str:
         replies = self._canned[agent]
