@@ -18,7 +18,9 @@ CRISIS: list[tuple[str, Category, Tier]] = [
     ("Honestly everyone would be better off without me", "suicide_self_harm", "high"),
     ("I don't want to live anymore", "suicide_self_harm", "high"),
     ("I've been cutting myself again", "suicide_self_harm", "high"),
-    ("What's the point of living like this", "suicide_self_harm", "low"),
+    # "No reason to live" (988, AFSP warning signs): high since the indirect-signs rules.
+    ("What's the point of living like this", "suicide_self_harm", "high"),
+    ("I feel like such a burden to everyone", "suicide_self_harm", "low"),
     ("My boyfriend hits me when he drinks", "abuse", "high"),
     ("I'm scared to go home, he controls all my money", "abuse", "low"),
     ("I want to hurt my coworker so badly", "harm_to_others", "high"),
