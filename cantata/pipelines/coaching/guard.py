@@ -122,7 +122,8 @@ def _negated(norm: str, start: int, end: int) -> bool:
     if _HEDGED.search(norm[:start]):
         return False
     clause = _CLAUSE.split(norm[:start])[-1]
-    words = clause.split()[-3:] + norm[start:end].split()
+    # Inside the match, only its first words: "I'm not suicidal", not "wish I could not wake up".
+    words = clause.split()[-3:] + norm[start:end].split()[:3]
     return any(w in _NEGATIONS or w.startswith("n'") for w in words)
 
 

@@ -56,6 +56,22 @@ _PILLS = (
     r"ibuprofen|insulin|antidepressants|xanax|oxy|opioids)"
 )
 
+# A wish, intent or thought (C-SSRS items 1, 2, 4) ...
+_DESIRE = (
+    r"(?:want|wants|wanted|wanting|wanna|wish|wishes|wished|wishing|hope|hopes|hoping|pray|prays|praying|"
+    r"would like|'d like|ready|need|needs|trying|plan|plans|planning|long|longing|dream of|dreaming of|"
+    r"feel like|felt like|feels like|so i can|so that i can|in order|think about|thinking about|thought about|"
+    r"thinking of|think of|thoughts of|thoughts about|keep thinking about|considering|contemplating|tempted|urge|urges)"
+)
+# ... of dying by one's own hand (what the wish is of).
+_DEATH_ACT = (
+    r"(?:die|dying|be dead|being dead|end it|end it all|ending it|ending it all|end things|ending things|"
+    r"end my life|ending my life|end my own life|kill myself|killing myself|take my life|taking my life|"
+    r"take my own life|not wake up|never wake up|not waking up|never waking up|not be here|not being here|"
+    r"not be alive|not being alive|not exist|not existing|stop existing|disappear forever|sleep forever|"
+    r"go to sleep forever|not be around|be gone for good|end everything|ending everything|suicide)"
+)
+
 # French building blocks.
 _TIERS_FR = (
     r"(?:mon (?:fils|ami|copain|mari|frere|pere|enfant|ado|neveu|cousin|collegue|eleve|petit-fils|compagnon|conjoint)|"
@@ -95,6 +111,20 @@ RULES: tuple[Rule, ...] = (
         r"cutting again",
         r"relapsed (?:on|into) (?:self[- ]?harm|cutting)",
     ),
+    # C-SSRS 1, 2, 4 as a grammar: any wish, thought or intent (_DESIRE), then, within two
+    # words, any way of saying one's own death (_DEATH_ACT): "some part of me wants to
+    # die", "i feel like ending it", "I keep thinking about dying", "so I can end it".
+    rule(
+        "en.suicide.desire",
+        S,
+        "high",
+        rf"{_DESIRE} (?:to |of |about )?(?:[a-z'-]+ ){{0,2}}{_DEATH_ACT}(?: for good| forever| once and for all)?{END}",
+        rf"{_DESIRE} (?:to |of |about )?(?:[a-z'-]+ ){{0,2}}(?:die|dying|suicide|killing myself|ending my life)",
+        r"(?:if i died|if i was dead|if i were dead|if i (?:wasn't|weren't) (?:here|around|alive)|if i was gone|"
+        r"if i were gone)(?: [a-z'-]+){0,6} (?:relieved|better|easier|happier|glad|fine|at peace|a relief)",
+        r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i (?:was|were) (?:dead|gone)",
+        r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i died",
+    ),
     # C-SSRS 1: wish to be dead, or to go to sleep and not wake up. Phrases that carry
     # their own negation: a negation check would misread them.
     rule(
@@ -102,10 +132,12 @@ RULES: tuple[Rule, ...] = (
         S,
         "high",
         r"wish (?:i was|i were|i'd be|i could be|to be) dead",
-        r"(?:wish|wishes|wishing|wished|want|wanting|hope|hoping|like) (?:i could |to |that i could )?(?:go to )?sleep "
+        r"(?:wish|wishes|wishing|wished|want|wanting|hope|hoping|like|pray|praying) (?:i could |to |that i could )?(?:go to )?sleep "
         r"and (?:never|not) wake up",
         r"(?:don't|do not|never) want to wake up(?: again| anymore| tomorrow| in the morning)?",
-        r"(?:hope|hoping|hopes|wish|wishing) i (?:don't|do not|won't|never|wouldn't) wake up",
+        r"(?:hope|hoping|hopes|wish|wishing|pray|praying|prays) (?:that )?i (?:don't|do not|won't|never|wouldn't) wake up",
+        r"(?:would|'d|will|it'd) be easier (?:for everyone )?(?:to die|if i (?:was|were) dead|if i (?:wasn't|weren't) "
+        r"(?:here|around|alive)|if i died|if i was gone|if i were gone)",
         r"wish(?:es|ed|ing)? (?:i had|i'd|i) never (?:been born|woken up|existed)",
         r"wish(?:es|ed|ing)? (?:i|that i) (?:could|would) (?:die|stop existing|not exist|cease to exist|not be here)",
         r"(?:want|wanted|wanting|wish|wishes) to (?:stop existing|cease to exist|not exist)",
@@ -117,14 +149,24 @@ RULES: tuple[Rule, ...] = (
         r"(?:want|wanting|wish) (?:it all|everything|my life) to (?:end|be over)",
         negatable=False,
     ),
+    # C-SSRS 1 in its weary form: tired of living (a clinician asks directly on hearing it).
+    rule(
+        "en.suicide.tired_of_life",
+        S,
+        "high",
+        r"(?:tired|sick|weary|exhausted) of (?:living|life|being alive|existing|waking up)",
+        r"(?:done|finished) (?:with )?(?:living|being alive)",
+        family="wish_dead",
+        negatable=False,
+    ),
     # 988 / AFSP: "having no reason to live"; "being a burden" in its strongest form.
     rule(
         "en.suicide.no_reason",
         S,
         "high",
-        r"no (?:reason|point) (?:for me )?(?:to|in|for) (?:live|living|go on|going on|being alive|stay alive|staying alive|"
+        r"no (?:reason|point) (?:for me )?(?:to|in|for) (?:keep |go on |continue |carry on |keep on )?(?:live|living|go on|going on|being alive|stay alive|staying alive|"
         r"wake up|waking up|being here)",
-        r"nothing (?:left )?to live for",
+        r"nothing (?:left )?(?:for me )?to live for",
         r"(?:don't|can't|do not|cannot) see (?:a|any|the) (?:reason|point) (?:to|in|for) (?:live|living|go on|going on|"
         r"keep going|being alive|staying alive)",
         r"what(?:'s| is) the point (?:in|of) (?:living|being alive|staying alive|going on)",
@@ -149,6 +191,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:ways|methods|how) (?:to|of) (?:die|dying|kill myself|end (?:it|my life)|suicide)",
         r"(?:have|got|made|worked out|make) a plan (?:to|for) (?:end|kill|die|do it|how i|suicide|not be here)",
         r"(?:worked out|figured out|planned) (?:the details|how and when|when and how|how i'd do it|the date)",
+        r"(?:planned|planning|plan|worked out|figured out|decided|chosen|chose|picked) (?:out )?(?:how|when|where) "
+        r"(?:i'll|i will|i'd|i would|i'm going to|to|i'm gonna) (?:do it|end it|go through with it|kill myself)",
         r"(?:i'm|i am) going to (?:do it|go through with it|end it)",
         r"(?:decided|made up my mind) to (?:do it|end it|go through with it|die|kill myself)",
         r"(?:painless|easiest|quickest|fastest|quietest|surest|best) way to (?:die|go|end it|kill myself|do it)",
@@ -158,9 +202,16 @@ RULES: tuple[Rule, ...] = (
         "en.suicide.preparation",
         S,
         "high",
-        rf"(?:saving|saved|stockpiling|stockpiled|hoarding|hoarded|collecting|collected|stashing|stashed|keeping) "
-        rf"(?:up )?(?:my |some |all my |a lot of |enough |the |extra |a stash of )?{_PILLS}",
+        rf"(?:saving|saved|stockpiling|stockpiled|hoarding|hoarded|collecting|collected|stashing|stashed|keeping|"
+        rf"stealing|stole|hiding|hid) (?:up )?(?:my |some |all my |all of my |a lot of |enough |the |extra |"
+        rf"a stash of |these |those |[a-z]+'s |my [a-z]+'s )?(?:[a-z-]+ )?{_PILLS}(?! (?:for|to) (?:my|the|a) "
+        rf"(?:pain|headache|doctor|back|pharmacy|cold|flu))",
+        r"(?:see|find out|test) (?:if|whether) i (?:could|can|would) (?:do it|go through with it|jump|end it)",
+        r"(?:went|go|going|drove|driven|walked|walk) (?:to|up to|out to) (?:the|a) (?:bridge|cliff|roof|tracks|edge|"
+        r"top floor|railway|railway line)(?: [a-z'-]+){0,6} (?:to see|to look|to do it|to jump|and thought|and stood)",
         r"(?:suicide|goodbye|farewell) (?:note|letter|letters|notes|video|message)",
+        rf"(?:stash|supply|stockpile|collection|hoard|pile) of (?:my )?{_PILLS}",
+        rf"{_PILLS} (?:saved|stashed|hidden|stockpiled|put) (?:up|away)",
         r"(?:wrote|writing|written|left) (?:a |my )?(?:last |final )?(?:notes?|letters?) (?:to|for) (?:my family|everyone|"
         r"my kids|my children|my parents|my wife|my husband|my partner|each of them)",
         rf"(?:held|holding|took out|lined up|counted out) (?:the |a |my )?(?:{_PILLS}|knife|blade|razor|gun|rope)",
@@ -179,10 +230,21 @@ RULES: tuple[Rule, ...] = (
         r"goodbye (?:forever|for good|everyone|world|cruel world)",
         r"(?:saying|said|say) my goodbyes",
         r"(?:this|it) (?:is|will be|'ll be) (?:my|our) last (?:message|conversation|time talking|chat|night)",
+        r"(?:this|it) (?:is|will be|'s) the last time (?:we'll|we will|i'll|i will|you'll|you will) (?:talk|speak|chat|hear)",
         r"you (?:won't|will not|will never) hear from me again",
         r"(?:won't|will not) be (?:talking|writing) (?:to you )?again",
         r"(?:thank you|thanks) for everything(?: ,)? (?:goodbye|bye|i mean it|it's time)",
         negatable=False,
+    ),
+    # A farewell on its own, and thanks for everything: weak alone, high together.
+    sign("en.suicide.farewell", S, 2, r"^(?:ok |okay |so )?(?:goodbye|farewell|goodbye everyone|goodbye all|bye forever)$"),
+    sign(
+        "en.suicide.thanks_for_everything",
+        S,
+        1,
+        r"(?:thank you|thanks|thank u) for everything",
+        r"ready to go" + END,
+        family="finality_hint",
     ),
     # 988 / AFSP "talking about not being around"; timing and finality cues.
     sign(
@@ -195,13 +257,16 @@ RULES: tuple[Rule, ...] = (
         r"(?:much longer|long|soon|anymore|after)",
         r"(?:won't|will not|don't|wouldn't) need (?:[a-z'-]+ ){0,5}where i'm going",
         r"(?:won't|will not) be (?:around|here) (?:to see|for) (?:christmas|my birthday|next year|the new year|the summer)",
+        r"(?:won't|will not|am not going to|i'm not going to) be (?:around|here|alive) (?:much longer|for long|"
+        r"by (?:next|the end|christmas|then))",
         family="not_around",
     ),
     sign(
         "en.suicide.not_around",
         S,
         2,
-        r"(?:won't|will not) be (?:around|here) (?:much longer|for long|anymore|any longer|after (?:this|tonight))",
+        r"(?:won't|will not) be (?:around|here) (?:anymore|any longer|after (?:this|tonight))",
+        r"(?:made|making|make) (?:my )?peace(?: with (?:it|everything|dying|death|my decision))?",
         r"(?:soon|by [a-z]+) (?:it|none of this|nothing) (?:won't|will not|will no longer|'ll not) matter",
         r"(?:soon|by [a-z]+)(?: ,)? (?:it|none of this|nothing) (?:will|'ll) (?:matter|be over)",
         r"(?:i'll|i will) be gone (?:soon|by|before|and)",
@@ -211,6 +276,14 @@ RULES: tuple[Rule, ...] = (
         r"(?:won't|will not|don't|wouldn't) need (?:it|them|this|these|those|my [a-z]+|any of (?:it|this|my [a-z]+)) "
         r"(?:anymore|any longer|after|soon|much longer)",
         family="not_around",
+    ),
+    # Contemplating the means at hand ("thinking about using it"): weak alone.
+    sign(
+        "en.suicide.method_hint",
+        S,
+        1,
+        r"(?:thinking|thought|think|been thinking) about (?:using|taking|swallowing) (?:it|them|that|those|the [a-z]+)",
+        family="method_hint",
     ),
     # AFSP "giving away prized possessions"; C-SSRS 6 "gave away valuables, wrote a will".
     sign(
@@ -231,7 +304,12 @@ RULES: tuple[Rule, ...] = (
         S,
         3,
         r"how (?:many|much|high|far|long|deep) (?:[a-z'-]+ ){0,6}(?:to|before|until) (?:die|i die|not wake up|kill myself|"
-        r"end it|end my life|never wake up|be dead)",
+        r"end it|end my life|never wake up|be dead|not survive)",
+        r"how (?:many|much) (?:[a-z'-]+ ){0,6}(?:would|will|could|to|it takes to|does it take to) (?:kill me|kill myself|"
+        r"end it|end my life|be fatal|be lethal|be deadly)",
+        # Asking for a lethal amount: "looking for a way" (988), whatever the reason given.
+        r"(?:lethal|fatal|deadly) (?:dose|amount|quantity)",
+        r"(?:what|which) (?:dose|amount|quantity) (?:of [a-z]+ )?(?:is|would be) (?:lethal|fatal|deadly)",
         family="means",
     ),
     # 988 "looking for a way to kill themselves": research means questions (doses, heights, weapons).
@@ -330,7 +408,6 @@ RULES: tuple[Rule, ...] = (
         "en.suicide.passive_strong",
         S,
         2,
-        r"tired of (?:living|life|being alive)",
         r"(?:want|wanna|wish i could|wish to|would like to) (?:to )?(?:disappear|vanish|fade away) (?:forever|for good|"
         r"permanently)",
         r"(?:sleep|sleeping) forever",
@@ -354,6 +431,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:stopped|stop|quit) (?:talking to|seeing|answering|replying to|texting) (?:everyone|anyone|my friends|people|"
         r"my family|friends)",
         r"(?:pushed|pushing|push) everyone away",
+        r"(?:haven't|have not|don't|didn't|hasn't) (?:talked|spoken|talk|speak|seen|see) (?:to |with )?(?:anyone|anybody|"
+        r"my friends|a soul|my family) (?:in|for) (?:days|weeks|months|a week|a month|ages)",
         r"(?:haven't|have not|didn't|don't|can't) (?:left|leave|get out of) (?:my room|the house|my bed|bed|my flat|"
         r"my apartment) (?:in|for) (?:days|weeks|a week)",
         r"cut (?:off|myself off from) (?:everyone|my friends|my family|people)",
@@ -445,7 +524,11 @@ RULES: tuple[Rule, ...] = (
         r"(?:envie de|vais|veux|voudrais|pense a|penser a|pensais a|songe a) (?:pas |plus |jamais )?me tuer",
         r"en finir(?: avec (?:la|ma) vie| une bonne fois)?",
         r"mettre fin a (?:mes jours|ma vie)",
-        r"(?:je veux|j'ai envie de|envie de|je voudrais|j'aimerais) (?:mourir|crever|etre morte?)",
+        r"(?:je veux|j'ai envie de|envie de|je voudrais|j'aimerais|besoin de|pret a|prete a|je reve de) "
+        r"(?:mourir|crever|etre morte?|en finir|disparaitre pour toujours|m'endormir pour toujours|dormir pour toujours|"
+        r"ne plus me reveiller|partir pour toujours)",
+        r"(?:m'endormir|dormir|partir) pour toujours",
+        r"(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
         r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre)",
         r"(?:je suis|je me sens|me sens|suis|je deviens|je redeviens) (?:[a-z]+ )?suicidaire",
         r"^suicidaire",
@@ -465,15 +548,15 @@ RULES: tuple[Rule, ...] = (
         "high",
         r"(?:plus|pas) envie de vivre",
         r"je (?:ne |n')?veux (?:plus|pas) vivre",
-        r"(?:plus|aucune|pas de) raison de vivre",
+        r"je (?:ne |n')?(?:veux|voudrais) (?:plus|pas|ne plus) (?:etre la|etre ici|exister|etre en vie)",
+        r"(?:plus|aucune|pas de) raison de (?:continuer (?:a |de )?)?vivre",
         r"personne ne (?:me )?regretterait",
         r"(?:ne (?:plus|pas|jamais)|plus) me reveiller",
         r"(?:m'endormir|dormir) (?:et|pour) (?:ne )?(?:jamais|plus|pas) me reveiller",
         r"(?:la vie|ma vie) ne vaut (?:plus |pas )?(?:la peine|le coup)(?: d'etre vecue)?",
         r"(?:plus rien|rien) ne me retient",
         r"(?:je voudrais|j'aimerais|je prefererais) (?:ne jamais etre ne(?:e)?|ne plus etre la|etre morte?)",
-        r"(?:ils|tout le monde|ma famille|les autres|mes enfants|mes parents|vous) (?:serai(?:en)?t|seront|irai(?:en)?t) "
-        r"(?:mieux|plus heureux|plus heureuses|soulages?) sans moi",
+        r"(?:serai(?:en)?t|seront|sera|irai(?:en)?t|ira) (?:bien )?(?:mieux|plus heureu[a-z]*|soulage[a-z]*) sans moi",
         r"(?:rien|plus rien) (?:a|pour) (?:quoi )?vivre",
         negatable=False,
     ),
@@ -482,8 +565,8 @@ RULES: tuple[Rule, ...] = (
         "fr.suicide.method_plan",
         S,
         "high",
-        r"(?:je sais|je connais) (?:deja |exactement )?comment (?:je vais|je le ferais|je ferais|le faire|m'y prendre|"
-        r"je le ferai)",
+        r"(?:je sais|je connais|choisi|decide|prevu|planifie|reflechi a|pense a) (?:deja |exactement )?comment "
+        r"(?:je vais|je le ferais|je ferais|le faire|m'y prendre|je le ferai)",
         r"(?:j'ai|g) (?:un|mon) plan (?:pour (?:en finir|me tuer|mourir|le faire|me suicider))",
         r"(?:j'ai|je suis en train de) (?:cherche|chercher|regarde|regarder|fait des recherches|faire des recherches) "
         r"(?:sur internet |en ligne |sur google )?(?:comment|des moyens de|des facons de) (?:mourir|me tuer|en finir|"
@@ -511,8 +594,8 @@ RULES: tuple[Rule, ...] = (
         S,
         "high",
         rf"(?:je garde|j'ai garde|je mets de cote|j'ai mis de cote|je stocke|j'ai stocke|j'accumule|j'ai accumule|"
-        rf"je collectionne|je cache|j'ai cache|je conserve) (?:des |mes |plein de |assez de |tous mes |toutes mes )?"
-        rf"{_MEDS_FR}",
+        rf"je collectionne|je cache|j'ai cache|je conserve|j'ai conserve|je vole|j'ai vole) (?:des |mes |plein de |"
+        rf"assez de |tous mes |toutes mes |les )?(?:[a-z-]+ )?{_MEDS_FR}",
         r"lettres? d'adieu",
         r"(?:ecrit|ecris|ecrire|laisse) (?:une |des |ma |mes )?lettres? (?:pour|a) (?:ma famille|mes enfants|tout le monde|"
         r"mes parents|mon mari|ma femme)",
@@ -579,6 +662,8 @@ RULES: tuple[Rule, ...] = (
         r"combien (?:de |d')(?:[a-z'-]+ ){0,5}(?:pour|avant de) (?:mourir|ne (?:plus|pas|jamais) (?:me|se) reveiller|en finir|"
         r"me tuer|y rester)",
         r"(?:quelle hauteur|combien de temps) (?:[a-z'-]+ ){0,5}pour (?:mourir|en finir|me tuer)",
+        r"(?:dose|quantite) (?:mortelle|letale|fatale)",
+        r"(?:quelle|quel) (?:dose|quantite) (?:de [a-z]+ )?(?:est|serait) (?:mortelle|letale|fatale)",
         family="means",
     ),
     # 988 "looking for a way": means questions.
@@ -588,8 +673,8 @@ RULES: tuple[Rule, ...] = (
         2,
         r"combien (?:de |d')(?:[a-z'-]+ ){0,3}(?:faut-il|faut il|il faut|faudrait-il|faudrait il|faudrait|pour|avant de) "
         r"(?:pour )?(?:mourir|en finir|ne (?:plus|pas) se reveiller|une overdose|une surdose|etre mortel|tuer|y rester)",
-        r"(?:dose|quantite) (?:mortelle|letale|fatale|toxique)",
-        r"(?:quelle|quel) (?:dose|quantite) (?:de [a-z]+ )?(?:est|serait) (?:mortelle|letale|fatale|dangereuse)",
+        r"(?:dose|quantite) toxique",
+        r"(?:quelle|quel) (?:dose|quantite) (?:de [a-z]+ )?(?:est|serait) dangereuse",
         r"(?:de )?quelle hauteur (?:[a-z'-]+ ){0,5}(?:pour|on|faut) (?:mourir|ne pas survivre|se tuer|y rester)",
         r"(?:ou|comment) (?:acheter|trouver|se procurer|avoir) (?:une arme|un pistolet|un fusil|une corde|du poison|"
         r"du cyanure|des barbituriques)",
@@ -762,6 +847,11 @@ RULES: tuple[Rule, ...] = (
         rf"(?:searched|searching|googled|googling|looked up|looking up) (?:how to (?:die|kill {_SELF3})|suicide|"
         r"ways to die)",
         r"(?:suicide|suicidal) (?:friend|son|daughter|child|teen|partner|brother|sister)",
+        rf"{_THIRD}(?: [a-z'-]+){{0,2}} (?:talks|talking|talked|talk|keeps talking|mentioned|mentions|jokes|joking|"
+        rf"joked|texts|texting|posts|posting|posted|writes|writing|wrote) about (?:suicide|killing {_SELF3}|dying|"
+        rf"ending {_POSS3} life|wanting to die|not wanting to live|not being here)",
+        rf"{_THIRD} (?:wants|wanted|is going|is planning|plans|tried|has tried) to (?:die|kill {_SELF3}|end {_POSS3} "
+        r"life|end it)",
         rf"{_THIRD} (?:doesn't|does not|can't|cannot|don't|no longer) see(?:s)? (?:a|any|the) (?:reason|point) (?:to|in|for) "
         r"(?:live|living|go on|going on|being alive)",
         negatable=False,
@@ -799,6 +889,8 @@ RULES: tuple[Rule, ...] = (
         r"suicider|se tuer|disparaitre|ne plus vivre)",
         r"(?:dit|m'a dit|a dit|repete) qu'(?:il|elle) n'a plus (?:envie|de raison) de vivre",
         r"se (?:suicider|scarifier|mutiler|faire du mal|couper les veines|tuer)",
+        rf"(?:il|elle|ils|elles|{_TIERS_FR}) se (?:scarifie|scarifient|mutile|mutilent|suicide|coupe|coupent|fait du mal|"
+        r"tue|brule|brulent)",
         r"se (?:fasse|fait|faire) du mal",
         r"mettre fin a ses jours",
         r"(?:il|elle) est suicidaire",

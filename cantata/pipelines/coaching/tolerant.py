@@ -27,7 +27,7 @@ import unicodedata
 # a full stop ("I want to. Die laughing") is never read as one.
 BOUNDARY = "."
 
-_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u2013": "-", "\u2014": "-",
+_FOLD = str.maketrans({"\u0153": "oe", "\u0152": "oe", "\u00e6": "ae", "\u00c6": "ae", "\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u2013": "-", "\u2014": "-",
                        "\u00a0": " ", "\u2026": "."})
 _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|[!?;]+|\n+|\.{2,}")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*|,")
@@ -88,14 +88,18 @@ _EXPAND: dict[str, str] = {
 _FILLERS = frozenset(
     "just really literally honestly actually seriously basically totally truly genuinely kinda sorta lowkey "
     "highkey fucking fuckin fking effing freaking frickin bloody damn so very tbh ngl fr lol lmao lmfao haha "
-    "hahaha omg um umm uh uhh ugh even still anyway anyways "
+    "hahaha omg um umm uh uhh ugh even still anyway anyways completely utterly absolutely extremely incredibly "
+    "deeply super rly realy "
     "juste vraiment franchement genre carrement grave tellement sincerement honnetement putain ptn bordel "
-    "merde euh bah ben bref mdr ptdr meme limite serieux serieusement completement totalement".split()
+    "merde euh bah ben bref mdr ptdr meme limite serieux serieusement completement totalement hyper "
+    "absolument profondement".split()
 )
 _MULTI_FILLERS = re.compile(r"\b(?:kind of|sort of|you know|i mean|a bit|un peu|en fait|tu vois|vous voyez)\b ?")
 
 # Elisions typed as a space ("j ai", "don t", "i m"): joined back.
 _SPACED_ELISION = re.compile(r"(?<![a-z'])(j|l|m|t|n|c|d|s|qu) (?=[aeiouhy])")
+# "want 2 die", "going 2": the digit as "to" after a verb that takes one, not in "ate 2 burgers".
+_TWO = re.compile(r"\b(want|wanna|going|gonna|need|have|got|like|love|try|trying|ready|plan|planning|used|how) 2\b")
 _SPACED_NT = re.compile(r"\b(don|can|won|didn|doesn|isn|wasn|aren|wouldn|couldn|shouldn|haven|hasn) t\b")
 _SPACED_I = re.compile(r"\bi (m|ve|ll|d)\b")
 _SPACED_S = re.compile(r"\b(it|that|what|there|he|she|let|who) s\b")
@@ -112,7 +116,8 @@ _IDIOMS = re.compile(
     r"(?:kill|murder|die) for (?:a|an|some|the) [a-z]+|could (?:murder|kill|eat) (?:a|an|some|the) [a-z]+|"
     r"(?:is|are|was|were|'s|'re) killing me|kills me|the death of me|over my dead body|"
     r"(?:bored|scared|worried|sick|tired) to death|(?:frightened|worried) sick|i'm dead lol|"
-    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|"
+    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|dy(?:e|ing|ed) (?:my|her|his|their) hair|"
+    r"(?:about|going) to die (?:of|from|at|in) (?:this|that|the) [a-z]+|"
     r"overdos(?:e|ed|ing) on (?:sugar|coffee|caffeine|chocolate|netflix|tv|carbs|sweets|candy|cake|pizza|junk food)|"
     # French
     r"(?:je )?meurs de (?:faim|soif|chaud|froid|rire|envie|fatigue|honte|peur|sommeil)|"
@@ -178,6 +183,7 @@ def _sentence(text: str) -> str:
     text = _SPACED_I.sub(r"i'\1", text)
     text = _SPACED_S.sub(r"\1's", text)
     text = _SPACED_ELISION.sub(r"\1'", text)
+    text = _TWO.sub(r"\1 to", text)
     if _STRETCH.search(text):
         text = _STRETCHED_WORD.sub(_unstretch, text)
     words = _drop_filler_like([w for w in (_token(t) for t in _TOKEN.findall(text)) if w])
