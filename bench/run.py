@@ -9,8 +9,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import coaching  # noqa: E402
 import overhead  # noqa: E402
+import safety  # noqa: E402
 
 if __name__ == "__main__":
     overhead.main()
+    print()
+    safety.main()
     print()
     coaching.main()

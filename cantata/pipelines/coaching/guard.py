@@ -166,7 +166,10 @@ def _medical_context(sentence: str) -> str:
 
 def screen(message: str) -> list[GuardHit]:
     """Every rule hit in the message, with negation, time/means cues and medical context applied."""
-    text = tolerant(message)
+    return _screen(tolerant(message))
+
+
+def _screen(text: str) -> list[GuardHit]:
     close = _IMMINENT_CUES.search(text) is not None
     hits: list[GuardHit] = []
     seen: set[str] = set()
@@ -250,7 +253,8 @@ def _previous(memory: dict[str, Any]) -> Guard | None:
 
 def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> Guard:
     """The guard's verdict on one message, given its own latest earlier verdict for this user."""
-    hits = screen(message)
+    text = tolerant(message)
+    hits = _screen(text)
     same_session = previous is not None and previous.session == session
     before = previous if same_session else None
     new = [
@@ -263,7 +267,7 @@ def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> 
     own = max_tier(*(h.tier for h in hits))
     accumulated = {c: _score_tier(s) for c, s in score.items()}
     tier = max_tier(own, *accumulated.values())
-    if close_and_accumulated(message, hits, accumulated):
+    if close_and_accumulated(text, hits, accumulated):
         tier = "imminent"
     previous_tier: Tier = before.tier if before else "none"
     tier = max_tier(tier, previous_tier)
@@ -290,7 +294,7 @@ def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> 
         session=session,
         flagged_turn=flagged_turn,
         carried=carried,
-        retraction=bool(_RETRACTION.search(tolerant(message))),
+        retraction=bool(_RETRACTION.search(text)),
         injection=bool(_INJECTION.search(normalize(message))),
         hits=hits,
         signals=signals,
@@ -299,13 +303,13 @@ def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> 
     )
 
 
-def close_and_accumulated(message: str, hits: list[GuardHit], accumulated: dict[str, Tier]) -> bool:
+def close_and_accumulated(text: str, hits: list[GuardHit], accumulated: dict[str, Tier]) -> bool:
     """A time or means cue in a message that adds a sign to a session already at high: the
     risk is close ("I've thought about it for weeks... tonight")."""
     if not any(accumulated.get(c) == "high" for c in ACCUMULATING):
         return False
     fresh = [h for h in hits if h.category in ACCUMULATING and h.weight and h.family not in _NOT_ESCALATING]
-    return bool(fresh) and _IMMINENT_CUES.search(tolerant(message)) is not None
+    return bool(fresh) and _IMMINENT_CUES.search(text) is not None
 
 
 def guard(ctx: FunctionContext) -> Guard:

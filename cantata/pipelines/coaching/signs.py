@@ -60,7 +60,8 @@ _PILLS = (
 _DESIRE = (
     r"(?:want|wants|wanted|wanting|wanna|wish|wishes|wished|wishing|hope|hopes|hoping|pray|prays|praying|"
     r"would like|'d like|ready|need|needs|trying|plan|plans|planning|long|longing|dream of|dreaming of|"
-    r"feel like|felt like|feels like|so i can|so that i can|in order|think about|thinking about|thought about|"
+    r"feel like|felt like|feels like|so i can|so that i can|so i could|so that i could|in order|think about|"
+    r"thinking about|thought about|enough to|"
     r"thinking of|think of|thoughts of|thoughts about|keep thinking about|considering|contemplating|tempted|urge|urges)"
 )
 # ... of dying by one's own hand (what the wish is of).
@@ -125,6 +126,21 @@ RULES: tuple[Rule, ...] = (
         r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i (?:was|were) (?:dead|gone)",
         r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i died",
     ),
+    # C-SSRS 1 without a verb of wishing: one's own death spoken of as a relief, a peace, a
+    # way out ("death sounds peaceful", "dying feels like the only way out"); not another's
+    # ("her death was peaceful").
+    rule(
+        "en.suicide.death_as_relief",
+        S,
+        "high",
+        r"(?<!his )(?<!her )(?<!'s )(?<!the )(?<!their )(?<!a )(?:death|dying|being dead|my funeral|my own funeral|"
+        r"not waking up|never waking up) (?:[a-z'-]+ ){0,5}(?:peaceful|a relief|relieved|relief|the only way out|"
+        r"only way out|the only option|the answer|appealing|tempting|nice|good|welcome|inviting|a mercy|better)",
+        r"(?:disappointed|sad|upset|annoyed|angry) (?:that )?i (?:woke up|wake up|am still alive|'m still alive|"
+        r"survived|didn't die)",
+        family="wish_dead",
+        negatable=False,
+    ),
     # C-SSRS 1: wish to be dead, or to go to sleep and not wake up. Phrases that carry
     # their own negation: a negation check would misread them.
     rule(
@@ -167,6 +183,9 @@ RULES: tuple[Rule, ...] = (
         r"no (?:reason|point) (?:for me )?(?:to|in|for) (?:keep |go on |continue |carry on |keep on )?(?:live|living|go on|going on|being alive|stay alive|staying alive|"
         r"wake up|waking up|being here)",
         r"nothing (?:left )?(?:for me )?to live for",
+        r"no (?:point|reason|use) (?:in|for|of) (?:me )?(?:being|staying|to stay|to be|still being) (?:alive|here|around)",
+        r"(?:easier|better|happier|lighter) (?:for everyone )?if i (?:wasn't|weren't|was not|were not) (?:in (?:them|it|"
+        r"their lives|the picture)|around|here|alive|in this world)",
         r"(?:don't|can't|do not|cannot) see (?:a|any|the) (?:reason|point) (?:to|in|for) (?:live|living|go on|going on|"
         r"keep going|being alive|staying alive)",
         r"what(?:'s| is) the point (?:in|of) (?:living|being alive|staying alive|going on)",
@@ -216,6 +235,7 @@ RULES: tuple[Rule, ...] = (
         r"my kids|my children|my parents|my wife|my husband|my partner|each of them)",
         rf"(?:held|holding|took out|lined up|counted out) (?:the |a |my )?(?:{_PILLS}|knife|blade|razor|gun|rope)",
         r"(?:stood|standing|sat|sitting|was|i'm|i am) on (?:the|a) (?:bridge|ledge|roof|edge|tracks|railing)",
+        r"(?:stood|standing|sat|sitting) (?:at|near|by) the edge(?! of (?:the |my )?(?:pool|bed|sofa|couch|seat|chair|stage))",
         r"almost (?:jumped|did it|took them|swallowed them|went through with it|killed myself)",
         r"(?:tied|bought|got|tested) (?:a |the )?(?:noose|rope to hang)",
     ),
@@ -236,8 +256,30 @@ RULES: tuple[Rule, ...] = (
         r"(?:thank you|thanks) for everything(?: ,)? (?:goodbye|bye|i mean it|it's time)",
         negatable=False,
     ),
+    # A last message to be passed on ("tell my mum I'm sorry"): AFSP "saying goodbye".
+    sign(
+        "en.suicide.relay",
+        S,
+        2,
+        r"tell (?:my|them|him|her|everyone) (?:[a-z]+ )?(?:that )?(?:i'm sorry|i love (?:her|him|them|you)|i'm sorry for "
+        r"everything|goodbye|it's not their fault|it wasn't their fault)",
+        family="goodbye_hint",
+    ),
+    # Resignation about what is to come ("anyway", "it doesn't matter"): weak alone.
+    sign(
+        "en.suicide.resignation",
+        S,
+        1,
+        r"(?:it|none of it|nothing) (?:doesn't|does not|won't|will not) matter (?:anyway|anymore|soon)",
+        r"(?:so|because) it (?:doesn't|does not) matter" + END,
+        r"(?:anyway|anyways)" + END,
+        family="resignation",
+    ),
     # A farewell on its own, and thanks for everything: weak alone, high together.
     sign("en.suicide.farewell", S, 2, r"^(?:ok |okay |so )?(?:goodbye|farewell|goodbye everyone|goodbye all|bye forever)$"),
+    # "I love you all." as a sentence of its own: weak alone, with a relayed message a goodbye.
+    sign("en.suicide.love_you_all", S, 1, r"^i love (?:you|her|him|them|you all|you guys)(?: all| so much)?$",
+         family="farewell_words"),
     sign(
         "en.suicide.thanks_for_everything",
         S,
@@ -266,6 +308,7 @@ RULES: tuple[Rule, ...] = (
         S,
         2,
         r"(?:won't|will not) be (?:around|here) (?:anymore|any longer|after (?:this|tonight))",
+        r"(?:won't|will not) be (?:around|here) (?:next|by next) (?:week|month|year)",
         r"(?:made|making|make) (?:my )?peace(?: with (?:it|everything|dying|death|my decision))?",
         r"(?:soon|by [a-z]+) (?:it|none of this|nothing) (?:won't|will not|will no longer|'ll not) matter",
         r"(?:soon|by [a-z]+)(?: ,)? (?:it|none of this|nothing) (?:will|'ll) (?:matter|be over)",
@@ -307,6 +350,8 @@ RULES: tuple[Rule, ...] = (
         r"end it|end my life|never wake up|be dead|not survive)",
         r"how (?:many|much) (?:[a-z'-]+ ){0,6}(?:would|will|could|to|it takes to|does it take to) (?:kill me|kill myself|"
         r"end it|end my life|be fatal|be lethal|be deadly)",
+        rf"(?:enough|sufficient) (?:[a-z'-]+ ){{0,2}}to (?:kill|die|end it|overdose|not wake up)",
+        r"(?:tie|tying|make|making|made|tied) a noose",
         # Asking for a lethal amount: "looking for a way" (988), whatever the reason given.
         r"(?:lethal|fatal|deadly) (?:dose|amount|quantity)",
         r"(?:what|which) (?:dose|amount|quantity) (?:of [a-z]+ )?(?:is|would be) (?:lethal|fatal|deadly)",
@@ -431,6 +476,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:stopped|stop|quit) (?:talking to|seeing|answering|replying to|texting) (?:everyone|anyone|my friends|people|"
         r"my family|friends)",
         r"(?:pushed|pushing|push) everyone away",
+        r"cut (?:everyone|everybody|people|them all|my friends|my family|them) off",
+        r"(?:don't|do not|no longer|never) (?:talk|speak|see|text) (?:to |with )?(?:my friends|anyone|anybody|people|my "
+        r"family|friends)(?: anymore| any more)?" + END,
         r"(?:haven't|have not|don't|didn't|hasn't) (?:talked|spoken|talk|speak|seen|see) (?:to |with )?(?:anyone|anybody|"
         r"my friends|a soul|my family) (?:in|for) (?:days|weeks|months|a week|a month|ages)",
         r"(?:haven't|have not|didn't|don't|can't) (?:left|leave|get out of) (?:my room|the house|my bed|bed|my flat|"
@@ -528,6 +576,12 @@ RULES: tuple[Rule, ...] = (
         r"(?:mourir|crever|etre morte?|en finir|disparaitre pour toujours|m'endormir pour toujours|dormir pour toujours|"
         r"ne plus me reveiller|partir pour toujours)",
         r"(?:m'endormir|dormir|partir) pour toujours",
+        r"(?:j'aimerais|je voudrais|je veux|envie|j'ai besoin) que tout (?:s'arrete|finisse|se termine)",
+        r"que tout (?:s'arrete|finisse|se termine) (?:pour de bon|pour toujours|definitivement|a jamais)",
+        r"me donner la mort",
+        r"mettre un terme a (?:ma vie|mes jours|tout)",
+        r"(?:soulages?|soulagees?|mieux|plus heureux|plus heureuses?) si je (?:partais|mourais|disparaissais|n'etais plus "
+        r"la|me tuais|etais morte?)",
         r"(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
         r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre)",
         r"(?:je suis|je me sens|me sens|suis|je deviens|je redeviens) (?:[a-z]+ )?suicidaire",
@@ -551,6 +605,7 @@ RULES: tuple[Rule, ...] = (
         r"je (?:ne |n')?(?:veux|voudrais) (?:plus|pas|ne plus) (?:etre la|etre ici|exister|etre en vie)",
         r"(?:plus|aucune|pas de) raison de (?:continuer (?:a |de )?)?vivre",
         r"personne ne (?:me )?regretterait",
+        r"(?:plus|pas|aucune) (?:la )?force de (?:vivre|rester en vie)",
         r"(?:ne (?:plus|pas|jamais)|plus) me reveiller",
         r"(?:m'endormir|dormir) (?:et|pour) (?:ne )?(?:jamais|plus|pas) me reveiller",
         r"(?:la vie|ma vie) ne vaut (?:plus |pas )?(?:la peine|le coup)(?: d'etre vecue)?",
@@ -601,6 +656,7 @@ RULES: tuple[Rule, ...] = (
         r"mes parents|mon mari|ma femme)",
         r"(?:j'ai|je viens d') achete (?:une corde|une arme|un pistolet|un fusil|du charbon)",
         r"(?:je suis|j'etais|assise?) (?:sur|au bord) (?:le|du|de la) (?:pont|toit|quai|precipice|falaise|rambarde)",
+        r"pour voir si (?:j'en etais|j'etais|je serais|j'en serais|je suis) (?:capable|cap)",
         r"(?:j'ai|g) failli (?:sauter|le faire|les avaler|passer a l'acte|me tuer)",
     ),
     # AFSP: saying goodbye; the finality of a last message.
@@ -618,6 +674,23 @@ RULES: tuple[Rule, ...] = (
         r"c'est (?:mon|notre) dernier (?:message|echange)",
         r"(?:vous n'entendrez|tu n'entendras) plus (?:jamais )?parler de moi",
         negatable=False,
+    ),
+    # A last message to pass on, a farewell, resignation (AFSP "saying goodbye").
+    sign(
+        "fr.suicide.relay",
+        S,
+        2,
+        r"(?:dites|dis) a (?:ma|mon|mes) [a-z]+ (?:que je (?:l'aime|les aime|suis desolee?)|adieu|pardon)",
+        family="goodbye_hint",
+    ),
+    sign("fr.suicide.farewell", S, 1, r"(?<=, )adieu$", r"^adieu$", r"adieu (?:a tous|tout le monde)$", family="farewell"),
+    sign(
+        "fr.suicide.resignation",
+        S,
+        1,
+        r"de toute (?:facon|maniere)" + END,
+        r"(?:ca|rien) (?:n'a|n'aura) (?:plus )?(?:pas )?d'importance",
+        family="resignation",
     ),
     # 988 / AFSP "not being around"; finality.
     sign(
@@ -728,11 +801,13 @@ RULES: tuple[Rule, ...] = (
         S,
         1,
         r"(?:je suis|je me sens) (?:un|une) (?:poids|fardeau|boulet|charge)",
-        r"(?:un poids|un fardeau|une charge|un boulet) pour (?:tout le monde|les autres|ma famille|eux|vous|toi|mes proches)",
-        r"je (?:ne )?(?:sers|servirais) a rien",
+        r"(?:un poids|un fardeau|une charge|un boulet) pour (?:tout le monde|tous|les autres|ma famille|eux|vous|toi|"
+        r"mes proches)",
+
         r"je (?:gache|pourris) la vie de (?:tout le monde|ma famille|mes proches)",
         family="burden",
     ),
+    sign("fr.suicide.worthless", S, 1, r"je (?:ne )?(?:sers|servirais) (?:plus )?a rien", family="worthless"),
     # Trapped.
     sign(
         "fr.suicide.trapped",
@@ -850,8 +925,11 @@ RULES: tuple[Rule, ...] = (
         rf"{_THIRD}(?: [a-z'-]+){{0,2}} (?:talks|talking|talked|talk|keeps talking|mentioned|mentions|jokes|joking|"
         rf"joked|texts|texting|posts|posting|posted|writes|writing|wrote) about (?:suicide|killing {_SELF3}|dying|"
         rf"ending {_POSS3} life|wanting to die|not wanting to live|not being here)",
-        rf"{_THIRD} (?:wants|wanted|is going|is planning|plans|tried|has tried) to (?:die|kill {_SELF3}|end {_POSS3} "
-        r"life|end it)",
+        rf"(?:{_THIRD}|he's|she's|they're)(?: [a-z'-]+){{0,3}} (?:wants|wanted|wishes|wished|is going|going|is planning|"
+        rf"planning|plans|tried|has tried|keeps trying|is trying|trying|is thinking of|thinks of) (?:to |about |of )?"
+        rf"(?:die|dying|kill {_SELF3}|killing {_SELF3}|end {_POSS3} (?:own )?life|end it|end it all|ending it|"
+        rf"overdose|be dead)",
+        r"(?:she|he|they) (?:wishes|wished|wants|wanted) (?:she|he|they) (?:was|were) dead",
         rf"{_THIRD} (?:doesn't|does not|can't|cannot|don't|no longer) see(?:s)? (?:a|any|the) (?:reason|point) (?:to|in|for) "
         r"(?:live|living|go on|going on|being alive)",
         negatable=False,

@@ -71,7 +71,8 @@ _EXPAND: dict[str, str] = {
     "ny": "n'y", "quon": "qu'on", "quil": "qu'il", "jsuis": "je suis", "jsui": "je suis", "chuis": "je suis",
     "chui": "je suis", "jveux": "je veux", "jvais": "je vais", "jvai": "je vais", "jpeux": "je peux",
     "jme": "je me", "jte": "je te", "jsais": "je sais", "jcrois": "je crois", "jpense": "je pense",
-    "jfais": "je fais", "jdois": "je dois", "jmen": "je m'en", "jmerde": "je merde",
+    "jfais": "je fais", "jdois": "je dois", "jmen": "je m'en", "jmerde": "je merde", "jveu": "je veux",
+    "veu": "veux", "bout": "about", "diee": "die", "deadd": "dead",
     # French text-speak
     "jsp": "je sais pas", "chepa": "je sais pas", "chpa": "je sais pas", "jpp": "j'en peux plus",
     "jenpeuxplus": "j'en peux plus", "tkt": "t'inquiete", "mtn": "maintenant", "mnt": "maintenant",
@@ -82,13 +83,26 @@ _EXPAND: dict[str, str] = {
     "ct": "c'etait", "ya": "il y a", "jamai": "jamais", "persone": "personne", "plu": "plus",
 }
 
+# Dropped final g's ("thinkin bout killin myself"): only these verbs, so "matin", "besoin"
+# and "cousin" stay as they are.
+_EXPAND.update(
+    {
+        f"{verb[:-1]}": verb
+        for verb in (
+            "thinking killing trying going feeling ending dying living wanting hoping planning cutting hurting saying "
+            "doing nothing something anything everything taking sleeping waking giving leaving praying wishing looking "
+            "searching googling saving collecting writing starving throwing drinking"
+        ).split()
+    }
+)
+
 # Dropped wherever they are: they carry emphasis, not meaning, and sit inside phrases
 # ("I just really want to die", "j'ai genre plus envie de vivre"). Not dropped: words a
 # rule or a hedge needs ("maybe", "probably", "like", "never", "quoi", "trop").
 _FILLERS = frozenset(
     "just really literally honestly actually seriously basically totally truly genuinely kinda sorta lowkey "
-    "highkey fucking fuckin fking effing freaking frickin bloody damn so very tbh ngl fr lol lmao lmfao haha "
-    "hahaha omg um umm uh uhh ugh even still anyway anyways completely utterly absolutely extremely incredibly "
+    "highkey fucking fuckin fking effing freaking frickin bloody damn very tbh ngl fr lol lmao lmfao haha "
+    "hahaha omg um umm uh uhh ugh even still completely utterly absolutely extremely incredibly "
     "deeply super rly realy "
     "juste vraiment franchement genre carrement grave tellement sincerement honnetement putain ptn bordel "
     "merde euh bah ben bref mdr ptdr meme limite serieux serieusement completement totalement hyper "
@@ -100,6 +114,7 @@ _MULTI_FILLERS = re.compile(r"\b(?:kind of|sort of|you know|i mean|a bit|un peu|
 _SPACED_ELISION = re.compile(r"(?<![a-z'])(j|l|m|t|n|c|d|s|qu) (?=[aeiouhy])")
 # "want 2 die", "going 2": the digit as "to" after a verb that takes one, not in "ate 2 burgers".
 _TWO = re.compile(r"\b(want|wanna|going|gonna|need|have|got|like|love|try|trying|ready|plan|planning|used|how) 2\b")
+_NO_MORE = re.compile(r"\bno more(?= *$| *[,.!?])")  # "don't wanna live no more"
 _SPACED_NT = re.compile(r"\b(don|can|won|didn|doesn|isn|wasn|aren|wouldn|couldn|shouldn|haven|hasn) t\b")
 _SPACED_I = re.compile(r"\bi (m|ve|ll|d)\b")
 _SPACED_S = re.compile(r"\b(it|that|what|there|he|she|let|who) s\b")
@@ -166,9 +181,15 @@ _LIKE_FILLER_BEFORE = frozenset("to i'm it's was is am be and but so um uh".spli
 _LIKE_FILLER_AFTER = frozenset("want so be i i'm you just kill die end totally completely never can't don't".split())
 
 
+# "so" as an intensifier ("I'm so done"), not as a conjunction ("so I could end it").
+_SO_KEPT_BEFORE = frozenset("i that we you he she they it much many what".split())
+
+
 def _drop_filler_like(words: list[str]) -> list[str]:
     kept: list[str] = []
     for i, word in enumerate(words):
+        if word == "so" and (i + 1 == len(words) or words[i + 1] not in _SO_KEPT_BEFORE):
+            continue
         if word == "like":
             before = kept[-1] if kept else ""
             after = words[i + 1] if i + 1 < len(words) else ""
@@ -184,6 +205,7 @@ def _sentence(text: str) -> str:
     text = _SPACED_S.sub(r"\1's", text)
     text = _SPACED_ELISION.sub(r"\1'", text)
     text = _TWO.sub(r"\1 to", text)
+    text = _NO_MORE.sub("anymore", text)
     if _STRETCH.search(text):
         text = _STRETCHED_WORD.sub(_unstretch, text)
     words = _drop_filler_like([w for w in (_token(t) for t in _TOKEN.findall(text)) if w])
