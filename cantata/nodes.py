@@ -55,6 +55,8 @@ class CheckContext(FunctionContext):
 
     output: Any = None  # None when the regenerated reply did not even validate
     last_chance: bool = False  # True after the one regeneration: return a safe output, do not raise
+    instance: str = ""  # the instance that served the reply, and its `model` string: a check may
+    model: str | None = None  # trust a model's judgement according to the model (coaching's risk cap)
 
 
 async def run_function(
@@ -203,7 +205,13 @@ class ModelCall:
 
     def _run_check(self, output: Any, *, last_chance: bool) -> Any:
         assert self.check is not None and self.context is not None
-        ctx = CheckContext(**vars(self.context), output=output, last_chance=last_chance)
+        ctx = CheckContext(
+            **vars(self.context),
+            output=output,
+            last_chance=last_chance,
+            instance=self.instance.name,
+            model=self.instance.config.model,
+        )
         try:
             value = self.check(ctx)
         except (Rejected, OutputInvalid):
