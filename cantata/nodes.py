@@ -65,6 +65,8 @@ class CheckContext(FunctionContext):
 
     output: Any = None  # None when the regenerated reply did not even validate
     last_chance: bool = False  # True after the one regeneration: return a safe output, do not raise
+    instance: str = ""  # the instance that served the reply, and its `model` string: a check may
+    model: str | None = None  # trust a model's judgement according to the model (coaching's risk cap)
 
 
 async def call_user(fn: Callable[..., Any], ctx: FunctionContext, timeout_s: float, *, what: str, agent: str) -> Any:
@@ -269,7 +271,13 @@ class ModelCall:
 
     async def _run_check(self, output: Any, *, last_chance: bool) -> Any:
         assert self.check is not None and self.context is not None
-        ctx = CheckContext(**vars(self.context), output=output, last_chance=last_chance)
+        ctx = CheckContext(
+            **vars(self.context),
+            output=output,
+            last_chance=last_chance,
+            instance=self.instance.name,
+            model=self.instance.config.model,
+        )
         value = await call_user(self.check, ctx, self.agent.timeout_s, what="check", agent=self.agent.name)
         return normalise(value, self.contract)
 

@@ -1,19 +1,29 @@
 """The guard: a rule-based screen that runs first, in code, in microseconds.
 
-It screens the message for suicide or self-harm, abuse, harm to others, a medical
-emergency and restrictive eating, in English and French, and sets a tier (none, low,
-high, imminent). Rules run on normalize()d text (lower case, accents folded), so "je
-veux mourir" and "je veux mourir" with or without accents match alike.
+It screens the message for suicide or self-harm (explicit and indirect warning signs,
+signs.py), a helper's worry about someone else, abuse, harm to others, a medical
+emergency and restrictive eating (other_risks.py), in English and French, and sets a
+tier (none, low, high, imminent).
 
+- Rules match the tolerant() form of the message (tolerant.py: typos, text-speak,
+  missing apostrophes, stretched letters, filler words, figures of speech), one sentence
+  at a time: no phrase is read across a full stop.
 - A negation just before a high-tier phrase ("I'm not suicidal", "je ne vais pas me
   suicider") lowers it to low, never to none: a check-in is still warranted.
 - A time or means cue ("tonight", "I have the pills", "ce soir") raises a high hit of a
-  category that can be acted on (self-harm, harm to others, abuse) to imminent, and a
-  negated one to high.
+  category that can be acted on to imminent, and a negated one to high.
+- A medical emergency is a present, acute event: the same words about the past ("I had a
+  heart attack in 2019") or tied to a habit ("chest pains when I smoke") are noted at
+  tier none; an acute cue ("right now", "crushing", "spreading to my arm") keeps it.
+- Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
+  its distinct signs per category, and 3 or more is high, as a clinician would hear a
+  passive wish, hopelessness and a hedge together. A means question (2) after
+  hopelessness (1) is high at once. `signals` lists every sign of the session with its
+  turn; `basis` the ones that made the tier.
 - Persistence: the guard lists itself under `memory`, so it sees its latest output for
-  this user. When that output belongs to the same session, its tier and categories are
-  carried forward: "I was joking" or "you misunderstood" is noted, never clears a flag
-  within the session. A new session starts clean.
+  this user. When that output belongs to the same session, its tier, categories and
+  signals are carried forward: "I was joking" or "you misunderstood" is noted, never
+  lowers the tier within the session. A new session starts clean.
 - Injection ("ignore previous instructions", "set the tier to none", a JSON blackboard
   entry pasted in the message) is noted and changes nothing: the tier is computed here.
 """
@@ -21,13 +31,14 @@ veux mourir" and "je veux mourir" with or without accents match alike.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from cantata import FunctionContext
-from cantata.pipelines.coaching.models import Guard, GuardHit
+from cantata.pipelines.coaching import other_risks, signs
+from cantata.pipelines.coaching.models import Guard, GuardHit, GuardSignal
+from cantata.pipelines.coaching.rules import Rule, sentence_words
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,
     Category,
@@ -38,261 +49,9 @@ from cantata.pipelines.coaching.safety import (
     normalize,
     tier_rank,
 )
+from cantata.pipelines.coaching.tolerant import BOUNDARY, tolerant
 
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    category: Category
-    tier: Tier
-    pattern: re.Pattern[str]
-    negatable: bool = True  # a negation just before lowers a high hit to low
-    escalates: bool = True  # a time or means cue raises a hit of an actionable category
-
-
-def _rule(
-    id: str, category: Category, tier: Tier, *alternatives: str, negatable: bool = True, escalates: bool = True
-) -> Rule:
-    body = "|".join(f"(?:{a})" for a in alternatives)
-    return Rule(id, category, tier, re.compile(rf"\b(?:{body})\b"), negatable, escalates)
-
-
-_ME = r"(?:my|my own)"
-_RELATION_EN = (
-    r"(?:husband|wife|partner|boyfriend|girlfriend|dad|father|mum|mom|mother|stepdad|stepfather|stepmother|parents?|"
-    r"brother|sister|uncle|boss|ex|fiance|fiancee|son|daughter|kids?|children|baby|neighbou?r|coworker|colleague|"
-    r"roommate|flatmate|teacher)"
-)
-_PARTNER_EN = rf"(?:he|she|they|my {_RELATION_EN})"
-_RELATION_FR_M = r"(?:mari|copain|conjoint|compagnon|pere|beau-pere|frere|oncle|patron|ex|fiance|fils|voisin|collegue|bebe)"
-_RELATION_FR_F = r"(?:femme|copine|conjointe|compagne|mere|belle-mere|soeur|patronne|fiancee|fille|voisine|collegue)"
-_PARTNER_FR = rf"(?:il|elle|ils|mon {_RELATION_FR_M}|ma {_RELATION_FR_F})"
-
-RULES: tuple[Rule, ...] = (
-    # -- suicide and self-harm ------------------------------------------------------------
-    _rule(
-        "en.suicide.explicit",
-        "suicide_self_harm",
-        "high",
-        r"kill(?:ing|ed)? myself",
-        rf"end(?:ing)? (?:{_ME} life|it all)",
-        rf"take {_ME} (?:own )?life",
-        r"(?:want|wanna|going|plan(?:ning)?|ready) to die",
-        r"suicid(?:e|al)",
-        r"(?:better|be better) off (?:dead|without me)",
-        r"wish (?:i was|i were) dead",
-    ),
-    _rule(
-        # Phrases that carry their own negation: a negation check would misread them.
-        "en.suicide.negative_phrase",
-        "suicide_self_harm",
-        "high",
-        r"(?:don't|do not|dont) want to (?:live|be alive|exist|wake up)(?: anymore)?",
-        r"no reason to (?:live|go on)",
-        r"wish i (?:had )?never (?:been born|woken up)",
-        r"(?:nobody|no one|no-one) would (?:miss me|care if i (?:died|was gone|were gone))",
-        negatable=False,
-    ),
-    _rule(
-        "en.self_harm",
-        "suicide_self_harm",
-        "high",
-        r"(?:hurt|harm|hurting|harming|cut|cutting|burn|burning) myself",
-        r"self[- ]?harm(?:ing)?",
-        r"cutting again",
-    ),
-    _rule(
-        "en.suicide.passive",
-        "suicide_self_harm",
-        "low",
-        r"what'?s the point (?:of|in) (?:living|life|going on|anything anymore|it all)",
-        r"(?:want|wish i could) (?:to )?disappear",
-        r"can'?t go on(?: like this)?",
-        r"tired of (?:living|life|being alive)",
-        r"no way out",
-        r"(?:everyone|everybody) would be better off",
-        r"(?:nobody|no one|no-one) would (?:notice|care) if i (?:disappeared|was gone|were gone|vanished)",
-        escalates=False,
-    ),
-    _rule(
-        "fr.suicide.explicit",
-        "suicide_self_harm",
-        "high",
-        r"me suicider",
-        r"(?:envie de|vais|veux|voudrais|pense a|penser a) me tuer",
-        r"en finir(?: avec (?:la|ma) vie)?",
-        r"mettre fin a (?:mes jours|ma vie)",
-        r"(?:je veux|j'ai envie de|envie de|je voudrais) mourir",
-        r"suicid(?:e|aire)",
-        r"mieux sans moi",
-        r"(?:mieux|mieux vaut que je sois) mort",
-    ),
-    _rule(
-        "fr.suicide.negative_phrase",
-        "suicide_self_harm",
-        "high",
-        r"(?:plus|pas) envie de vivre",
-        r"je (?:ne )?veux plus vivre",
-        r"(?:plus|aucune) raison de vivre",
-        r"personne ne (?:me )?regretterait",
-        negatable=False,
-    ),
-    _rule(
-        "fr.self_harm",
-        "suicide_self_harm",
-        "high",
-        r"me (?:faire du mal|scarifier|mutiler)",
-        r"je me (?:scarifie|mutile)",
-        r"me couper (?:les veines|les bras|le bras|les poignets)",
-        r"automutilation",
-    ),
-    _rule(
-        "fr.suicide.passive",
-        "suicide_self_harm",
-        "low",
-        r"(?:envie de|voudrais|veux) disparaitre",
-        r"a quoi bon vivre",
-        r"je n'en peux plus",
-        r"pas d'issue",
-        r"fatigue(?:e)? de vivre",
-        r"personne ne (?:le )?remarquerait si je (?:disparaissais|n'etais plus la|partais)",
-        r"si je disparaissais",
-        escalates=False,
-    ),
-    # -- abuse -----------------------------------------------------------------------------
-    _rule(
-        "en.abuse",
-        "abuse",
-        "high",
-        rf"{_PARTNER_EN} (?:hits|hit|beats|beat|chokes|choked|kicks|kicked|slaps|slapped|punches|punched|rapes|raped|"
-        r"strangles|strangled|threatens to kill|threatened to kill|locks|locked) me",
-        r"(?:being|was|been|i'?m|am) (?:sexually |physically |emotionally )?abused",
-        r"abusive (?:partner|relationship|husband|wife|boyfriend|girlfriend|parents?|father|mother|home)",
-        r"domestic (?:violence|abuse)",
-        r"touched me (?:without|against)",
-    ),
-    _rule(
-        "en.abuse.fear",
-        "abuse",
-        "low",
-        rf"(?:afraid|scared|terrified) (?:of my {_RELATION_EN}|to go home)",
-        r"controls (?:my|all my) (?:money|phone)",
-        escalates=False,
-    ),
-    _rule(
-        "fr.abuse",
-        "abuse",
-        "high",
-        rf"{_PARTNER_FR} me (?:frappe|bat|battait|frappait|viole|violait|etrangle|menace de (?:me )?tuer)",
-        rf"{_PARTNER_FR} m'a (?:frappee?|battue?|violee?|etranglee?)",
-        r"je suis (?:battue?|violee?|maltraitee?)",
-        r"violences? (?:conjugales?|familiales?)",
-    ),
-    _rule(
-        "fr.abuse.fear",
-        "abuse",
-        "low",
-        rf"peur de (?:mon {_RELATION_FR_M}|ma {_RELATION_FR_F}|rentrer chez moi)",
-        escalates=False,
-    ),
-    # -- harm to others ----------------------------------------------------------------------
-    _rule(
-        "en.harm_others",
-        "harm_to_others",
-        "high",
-        r"(?:want|going|gonna|plan(?:ning)?|ready) to (?:kill|hurt|stab|shoot|strangle|attack|beat up) "
-        rf"(?:him|her|them|my {_RELATION_EN}|someone|somebody|people|everyone)",
-        rf"(?:thoughts|urges?) (?:of|about) (?:hurting|killing) (?:him|her|them|my {_RELATION_EN}|someone|people)",
-    ),
-    _rule(
-        "en.harm_others.hyperbole",
-        "harm_to_others",
-        "low",
-        r"i could (?:kill|strangle) (?:him|her|them)",
-        escalates=False,
-    ),
-    _rule(
-        "fr.harm_others",
-        "harm_to_others",
-        "high",
-        r"(?:envie de|vais|veux) (?:le|la|les) (?:tuer|buter|frapper|poignarder)",
-        rf"(?:envie de|vais|veux) (?:tuer|frapper|poignarder) (?:quelqu'un|mon {_RELATION_FR_M}|ma {_RELATION_FR_F}|"
-        r"mes enfants)",
-        rf"faire du mal a (?:quelqu'un|mon {_RELATION_FR_M}|ma {_RELATION_FR_F}|mes enfants|lui|elle|eux)",
-    ),
-    # -- medical emergency -------------------------------------------------------------------
-    _rule(
-        "en.medical",
-        "medical_emergency",
-        "imminent",
-        r"chest pains?",
-        r"(?:can'?t|cannot|can not) (?:breathe|catch my breath)",
-        r"overdos(?:e|ed|ing)",
-        r"took (?:too many|a (?:bunch|handful) of|all (?:my|the)|a whole (?:bottle|box) of) (?:pills|tablets|meds)",
-        r"swallowed (?:[a-z]+ )?(?:pills|tablets|bleach)",
-        r"unconscious",
-        r"(?:he|she|they|someone|my [a-z]+) (?:is not|isn't|isnt|stopped) breathing",
-        r"(?:having|had) a (?:seizure|stroke|heart attack)",
-        r"(?:bleeding (?:a lot|heavily|badly)|won'?t stop bleeding)",
-        negatable=False,
-    ),
-    _rule(
-        "fr.medical",
-        "medical_emergency",
-        "imminent",
-        r"(?:douleurs?|mal) (?:a|dans) la poitrine",
-        r"(?:je n'arrive (?:plus|pas)|j'arrive (?:plus|pas)|je ne peux (?:plus|pas)) a? ?respirer",
-        r"(?:surdose|overdose)",
-        r"j'ai (?:pris|avale) (?:tous mes|toute la boite de|trop de|une boite de|plein de) "
-        r"(?:medicaments|cachets|comprimes|pilules)",
-        r"(?:inconscient|inconsciente|ne respire plus)",
-        r"(?:crise d'epilepsie|convulsions|avc|crise cardiaque)",
-        r"je saigne (?:beaucoup|enormement)",
-        negatable=False,
-    ),
-    # -- restrictive eating -------------------------------------------------------------------
-    _rule(
-        "en.eating.severe",
-        "restrictive_eating",
-        "high",
-        r"starv(?:e|ing) myself",
-        r"make myself (?:throw up|vomit|sick)",
-        r"making myself (?:throw up|vomit|sick)",
-        r"(?:purge|purging|purged) (?:after|every)",
-        r"haven'?t eaten (?:in|for) (?:\d+|two|three|four|five|several|a few) days",
-        r"not (?:allowed|allowing myself) to eat",
-        r"punish(?:ing)? myself (?:by not eating|for eating)",
-    ),
-    _rule(
-        "en.eating",
-        "restrictive_eating",
-        "low",
-        r"skip(?:ping|ped)? meals",
-        r"(?:under|less than|fewer than|only) \d{3} (?:calories|kcal)",
-        r"(?:only|barely) (?:eat|ate|eating) (?:once a day|one meal)",
-        r"feel (?:fat|disgusting|gross) (?:after|when) (?:i )?eat",
-        r"(?:afraid|scared|terrified) of (?:eating|food|gaining weight)",
-    ),
-    _rule(
-        "fr.eating.severe",
-        "restrictive_eating",
-        "high",
-        r"(?:je me fais|me faire) vomir",
-        r"je m'affame",
-        r"(?:pas|rien) mange depuis (?:\d+|deux|trois|quatre|cinq|plusieurs) jours",
-        r"je ne mange (?:plus|presque plus|plus rien|rien)",
-        r"je n'ai pas le droit de manger",
-    ),
-    _rule(
-        "fr.eating",
-        "restrictive_eating",
-        "low",
-        r"(?:je saute|sauter) (?:des|les|mes) repas",
-        r"moins de \d{3} (?:calories|kcal)",
-        r"peur de (?:manger|grossir|prendre du poids)",
-        r"(?:je me sens|me sentir) (?:grosse?|degoutante?) (?:apres|quand je) mange",
-    ),
-)
+RULES: tuple[Rule, ...] = signs.RULES + other_risks.RULES
 
 # A time or means cue next to a hit: the risk is close.
 _IMMINENT_CUES = re.compile(
@@ -309,7 +68,7 @@ _IMMINENT_CUES = re.compile(
     r"(?:il|elle) est (?:devant|dehors|la|en train de revenir)"
     r")\b"
 )
-_ACTIONABLE: frozenset[str] = frozenset({"suicide_self_harm", "harm_to_others", "abuse"})
+_ACTIONABLE: frozenset[str] = frozenset({"suicide_self_harm", "harm_to_others", "abuse", "helper_concern"})
 
 _NEGATIONS = frozenset({"not", "never", "don't", "dont", "wouldn't", "won't", "isn't", "ne", "pas", "jamais"})
 _RETRACTION = re.compile(
@@ -349,31 +108,137 @@ def detect_locale(text: str) -> Locale | None:
 _CLAUSE = re.compile(r"[,.;:!?]|\b(?:but|and|mais|et)\b")
 
 
-def _negated(norm: str, start: int) -> bool:
-    """A negation among the three words just before position `start`, within its clause:
-    "I'm not suicidal", "je ne vais pas me suicider"; not "I'm not ok, I want to die"."""
+# "I can't promise I won't...", "je ne peux pas promettre que je ne vais pas...": the
+# negation is hedged, so it denies nothing.
+_HEDGED = re.compile(
+    r"\b(?:promise|promises|sure|know if|know whether|promettre|promets|sais pas si|sure que|certaine? que)\b"
+)
+
+
+def _negated(norm: str, start: int, end: int) -> bool:
+    """A negation among the three words just before the match, within its clause, or inside
+    it ("I'm not suicidal", "je ne vais pas me suicider"); not "I'm not ok, I want to die",
+    nor a hedged one ("I can't promise I won't")."""
+    if _HEDGED.search(norm[:start]):
+        return False
     clause = _CLAUSE.split(norm[:start])[-1]
-    before = clause.split()[-3:]
-    return any(w in _NEGATIONS or w.startswith("n'") for w in before)
+    # Inside the match, only its first words: "I'm not suicidal", not "wish I could not wake up".
+    words = clause.split()[-3:] + norm[start:end].split()[:3]
+    return any(w in _NEGATIONS or w.startswith("n'") for w in words)
+
+
+_SENTENCES = f" {BOUNDARY} "
+
+# A medical symptom is an emergency when it is happening now; history or a habit's
+# context lowers it, unless an acute cue is in the same sentence.
+_ACUTE = re.compile(
+    r"\b(?:right now|just now|as we speak|at the moment|suddenly|sudden|crushing|severe|spreading|radiating|numb|"
+    r"passing out|(?:a few |ten |five |[0-9]+ )?minutes ago|an hour ago|won't stop|getting worse|ambulance|911|999|"
+    r"112|en ce moment|la maintenant|tout de suite|soudain\w*|brutalement|violente?|intense|irradie|engourdi\w*|"
+    r"il y a (?:quelques|[0-9]+|dix|cinq|vingt) minutes|samu|le 15)\b"
+)
+_HISTORY = re.compile(
+    r"\b(?:(?:years?|months?|weeks?) ago|last (?:year|month|summer|winter|spring|autumn|fall)|in (?:19|20)[0-9]{2}|"
+    r"when i was|history of|survived|recovered from|since my|after my|back in|years back|"
+    r"il y a (?:[a-z0-9]+ ){1,2}(?:ans|an|mois|semaines)|l'an dernier|l'annee derniere|en (?:19|20)[0-9]{2}|"
+    r"quand j'etais|antecedents?|depuis mon|depuis ma|apres mon|apres ma|j'ai survecu)\b"
+)
+_HABIT = re.compile(
+    r"\b(?:when(?:ever)? i|if i|after i|while i|since i|sometimes|often|usually|every (?:morning|time|day|night)|"
+    r"in the mornings?|lately|a bit|a little|mild|slight|used to|smoker's|my doctor|the doctor|cardiologist|my gp|"
+    r"cigarettes?|smoking|vaping|exercise|exercising|running|workouts?|stairs|climb\w*|gym|class|spin|yoga|"
+    r"pilates|training|swim\w*|run|runs|jog\w*|hik\w*|cycling|bike|sports?|"
+    r"quand je|si je|apres avoir|en fumant|parfois|souvent|le matin|depuis que je|un peu|legere?|mon medecin|"
+    r"le medecin|cardiologue|clopes?|fumer|escaliers|courir|sport)\b"
+)
+
+
+def _medical_context(sentence: str) -> str:
+    """'history' or 'habit context' when a medical hit is not a present emergency, else ''."""
+    if _ACUTE.search(sentence):
+        return ""
+    if _HISTORY.search(sentence):
+        return "history"
+    if _HABIT.search(sentence):
+        return "habit context"
+    return ""
 
 
 def screen(message: str) -> list[GuardHit]:
-    """Every rule hit in the message, with negation and time/means cues applied."""
-    norm = normalize(message)
-    close = _IMMINENT_CUES.search(norm) is not None
+    """Every rule hit in the message, with negation, time/means cues and medical context applied."""
+    return _screen(tolerant(message))
+
+
+def _screen(text: str) -> list[GuardHit]:
+    close = _IMMINENT_CUES.search(text) is not None
     hits: list[GuardHit] = []
-    for rule in RULES:
-        match = rule.pattern.search(norm)
-        if match is None:
-            continue
-        tier = rule.tier
-        negated = rule.negatable and tier == "high" and _negated(norm, match.start())
-        if negated:
-            tier = "low"
-        if close and rule.escalates and rule.category in _ACTIONABLE:
-            tier = max_tier(tier, "high" if negated else "imminent")
-        hits.append(GuardHit(rule=rule.id, category=rule.category, tier=tier, negated=negated))
+    seen: set[str] = set()
+    for sentence in text.split(_SENTENCES):
+        words = sentence_words(sentence)
+        for rule in RULES:
+            if rule.id in seen or not rule.may_match(words):
+                continue
+            match = rule.pattern.search(sentence)
+            if match is None:
+                continue
+            seen.add(rule.id)
+            tier, weight, family, note = rule.tier, rule.weight, rule.family, ""
+            negated = rule.negatable and tier == "high" and _negated(sentence, match.start(), match.end())
+            if negated:
+                tier, weight, family, note = "low", 1, "denial", "negated"
+            if rule.category == "medical_emergency":
+                note = _medical_context(sentence)
+                if note:
+                    tier, weight = "none", 0
+            if close and rule.escalates and rule.category in _ACTIONABLE and tier != "none":
+                tier = max_tier(tier, "high" if negated else "imminent")
+            hits.append(
+                GuardHit(
+                    rule=rule.id, category=rule.category, tier=tier, negated=negated, family=family, weight=weight,
+                    note=note,
+                )
+            )
     return hits
+
+
+# -- risk that accumulates over a session ---------------------------------------------------
+
+ACCUMULATING: tuple[Category, ...] = ("suicide_self_harm", "helper_concern")
+HIGH_SCORE = 3  # the weight of one sign a clinician acts on alone; or of several weaker ones
+_NOT_ESCALATING = frozenset({"hedge", "denial"})  # "not tonight" names a time and means later
+
+
+def accumulate(signals: list[GuardSignal]) -> tuple[dict[str, int], dict[str, list[GuardSignal]]]:
+    """Per accumulating category: the sum of the weights of its distinct signs (each family
+    once, at its strongest), and the signals counted."""
+    strongest: dict[tuple[str, str], GuardSignal] = {}
+    for signal in signals:
+        if signal.category not in ACCUMULATING or signal.weight == 0:
+            continue
+        key = (signal.category, signal.family)
+        if key not in strongest or signal.weight > strongest[key].weight:
+            strongest[key] = signal
+    score: dict[str, int] = {}
+    counted: dict[str, list[GuardSignal]] = {}
+    for (category, _), signal in strongest.items():
+        score[category] = score.get(category, 0) + signal.weight
+        counted.setdefault(category, []).append(signal)
+    return score, counted
+
+
+def _score_tier(score: int) -> Tier:
+    return "high" if score >= HIGH_SCORE else "low" if score >= 1 else "none"
+
+
+def _merge(earlier: list[GuardSignal], new: list[GuardSignal]) -> list[GuardSignal]:
+    """The session's signals: one per category, family and rule (its strongest, earliest),
+    so the list stays bounded by the number of rules however long the session."""
+    kept: dict[tuple[str, str, str], GuardSignal] = {}
+    for signal in (*earlier, *new):
+        key = (signal.category, signal.family, signal.rule)
+        if key not in kept or signal.weight > kept[key].weight or tier_rank(signal.tier) > tier_rank(kept[key].tier):
+            kept[key] = signal
+    return sorted(kept.values(), key=lambda s: s.turn)
 
 
 def _previous(memory: dict[str, Any]) -> Guard | None:
@@ -388,23 +253,40 @@ def _previous(memory: dict[str, Any]) -> Guard | None:
 
 def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> Guard:
     """The guard's verdict on one message, given its own latest earlier verdict for this user."""
-    hits = screen(message)
-    tier = max_tier(*(h.tier for h in hits))
-    categories = [c for c in CATEGORIES if any(h.category == c for h in hits)]
-    flagged_turn = turn if tier != "none" else None
-    carried = False
+    text = tolerant(message)
+    hits = _screen(text)
     same_session = previous is not None and previous.session == session
-    if previous is not None and same_session and previous.tier != "none":
-        # The flag persists within the session: no later message can lower it.
-        if tier_rank(previous.tier) >= tier_rank(tier):
-            carried = tier_rank(previous.tier) > tier_rank(tier)
-            flagged_turn = previous.flagged_turn or flagged_turn
-        tier = max_tier(tier, previous.tier)
-        categories = [c for c in CATEGORIES if c in categories or c in previous.categories]
+    before = previous if same_session else None
+    new = [
+        GuardSignal(turn=turn, rule=h.rule, category=h.category, family=h.family, weight=h.weight, tier=h.tier)
+        for h in hits
+        if h.tier != "none"
+    ]
+    signals = _merge(before.signals if before else [], new)
+    score, counted = accumulate(signals)
+    own = max_tier(*(h.tier for h in hits))
+    accumulated = {c: _score_tier(s) for c, s in score.items()}
+    tier = max_tier(own, *accumulated.values())
+    if close_and_accumulated(text, hits, accumulated):
+        tier = "imminent"
+    previous_tier: Tier = before.tier if before else "none"
+    tier = max_tier(tier, previous_tier)
+    # Carried: this message alone does not reach the tier, which an earlier turn set.
+    carried = before is not None and previous_tier == tier and tier_rank(own) < tier_rank(tier)
+    flagged_turn = turn if tier != "none" else None
+    if before is not None and before.tier != "none" and tier_rank(before.tier) >= tier_rank(tier):
+        flagged_turn = before.flagged_turn or flagged_turn
+    raised = {h.category for h in hits if h.tier != "none"} | {c for c, t in accumulated.items() if t != "none"}
+    categories = [c for c in CATEGORIES if c in raised or (before is not None and c in before.categories)]
+    basis = [s for s in signals if s.tier == tier]
+    for category, counted_signals in counted.items():
+        if accumulated[category] == tier:
+            basis += [s for s in counted_signals if s not in basis]
+    if not basis and before is not None:
+        basis = list(before.basis)  # the tier came from an entry written before signals were kept
     locale = detect_locale(message)
     if locale is None:
-        locale = previous.locale if same_session and previous is not None else load_safety().default_locale
-    norm = normalize(message)
+        locale = before.locale if before is not None else load_safety().default_locale
     return Guard(
         tier=tier,
         categories=categories,
@@ -412,10 +294,22 @@ def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> 
         session=session,
         flagged_turn=flagged_turn,
         carried=carried,
-        retraction=bool(_RETRACTION.search(norm)),
-        injection=bool(_INJECTION.search(norm)),
+        retraction=bool(_RETRACTION.search(text)),
+        injection=bool(_INJECTION.search(normalize(message))),
         hits=hits,
+        signals=signals,
+        basis=sorted(basis, key=lambda s: s.turn),
+        score=score,
     )
+
+
+def close_and_accumulated(text: str, hits: list[GuardHit], accumulated: dict[str, Tier]) -> bool:
+    """A time or means cue in a message that adds a sign to a session already at high: the
+    risk is close ("I've thought about it for weeks... tonight")."""
+    if not any(accumulated.get(c) == "high" for c in ACCUMULATING):
+        return False
+    fresh = [h for h in hits if h.category in ACCUMULATING and h.weight and h.family not in _NOT_ESCALATING]
+    return bool(fresh) and _IMMINENT_CUES.search(text) is not None
 
 
 def guard(ctx: FunctionContext) -> Guard:

@@ -166,6 +166,20 @@ class GuardHit(Compact):
     category: Category
     tier: Tier
     negated: bool = False
+    family: str = Field("", description="The warning sign the rule encodes, e.g. burden, means, hedge.")
+    weight: int = Field(0, ge=0, description="What it adds to the session's accumulated risk; 3 is high alone.")
+    note: str = Field("", description="Why the hit was lowered: negated, history, habit context.")
+
+
+class GuardSignal(Compact):
+    """A warning sign seen in this session: which rule, on which turn."""
+
+    turn: int
+    rule: str
+    category: Category
+    family: str
+    weight: int = Field(ge=0)
+    tier: Tier
 
 
 class Guard(Compact):
@@ -178,6 +192,15 @@ class Guard(Compact):
     retraction: bool = Field(False, description="The message retracts ('I was joking'); noted, never clears a flag.")
     injection: bool = Field(False, description="The message tries to instruct the system.")
     hits: list[GuardHit] = Field(default_factory=list)
+    signals: list[GuardSignal] = Field(
+        default_factory=list, description="Every warning sign of this session so far, one per rule and turn."
+    )
+    basis: list[GuardSignal] = Field(
+        default_factory=list, description="The signals, from which turns, that made the tier."
+    )
+    score: dict[str, int] = Field(
+        default_factory=dict, description="Accumulated weight per category: the sum over distinct warning signs."
+    )
 
 
 Source = Literal["generated", "template", "safety_template"]

@@ -86,12 +86,20 @@ def flagged_reply(guard: Guard) -> Coach | None:
     category = primary_category(guard.categories)
     if at_least_high(guard.tier):
         resource = load_safety().resource(guard.locale, category, guard.tier)
-        text = safety_template(guard.locale, category, guard.tier, resource)
+        text = safety_template(guard.locale, category, guard.tier, resource, sign=latest_sign(guard))
     elif guard.tier == "low" and category is not None:
         text = low_template(guard.locale, category)
     else:
         return None
     return Coach(reply=text, source="safety_template", tier=guard.tier)
+
+
+def latest_sign(guard: Guard) -> str | None:
+    """The warning sign to acknowledge: the weightiest one of the latest turn that made the tier."""
+    if not guard.basis:
+        return None
+    last = max(s.turn for s in guard.basis)
+    return max((s for s in guard.basis if s.turn == last), key=lambda s: s.weight).family
 
 
 def coach_shortcut(ctx: FunctionContext) -> Coach | None:
@@ -284,9 +292,12 @@ def screen_shadow(shadow: Shadow | None) -> list[GuardHit]:
     return screen(". ".join(t for t in texts if t))
 
 
-def compose_stability(guard: Guard, read: Stability | None, shadow: Shadow | None = None) -> Stability:
+def compose_stability(
+    guard: Guard, read: Stability | None, shadow: Shadow | None = None, *, cap: Tier | None = None
+) -> Stability:
     """The tier is never below guard's. A model's risk read, or a rule hit in shadow's
-    (model-extracted) goals and commitments, raises it at most to the configured cap."""
+    (model-extracted) goals and commitments, raises it at most to `cap`: the cap of the
+    model that served stability (resources.yaml's model_tier_caps), the default cap if None."""
     safety = load_safety()
     if read is None:  # no model read (its agent failed): the rules alone decide
         read = Stability(domain="none", severity=1, detectability=1, reversibility=1)
@@ -295,7 +306,7 @@ def compose_stability(guard: Guard, read: Stability | None, shadow: Shadow | Non
         model_tier = tier_from_read(read)
     shadow_hits = screen_shadow(shadow)
     indirect = max_tier(model_tier or "none", *(h.tier for h in shadow_hits))
-    cap = safety.model_tier_cap
+    cap = cap or safety.model_tier_cap
     tier = max_tier(guard.tier, indirect if tier_rank(indirect) <= tier_rank(cap) else cap)
     indirect_categories: set[Category] = {h.category for h in shadow_hits}
     if model_tier is not None and read.domain in _DOMAIN_CATEGORY and read.severity >= 3:
@@ -323,5 +334,9 @@ def compose_stability(guard: Guard, read: Stability | None, shadow: Shadow | Non
 
 
 def stability_check(ctx: CheckContext) -> Stability:
-    """`check` of stability: corrects, never rejects."""
-    return compose_stability(guard_of(ctx), parsed(Stability, ctx.output), parsed(Shadow, ctx.inputs.get("shadow")))
+    """`check` of stability: corrects, never rejects. The model's read counts as far as the
+    model that wrote it is trusted: its cap comes from the instance's name and model."""
+    cap = load_safety().cap_for(ctx.instance, ctx.model)
+    return compose_stability(
+        guard_of(ctx), parsed(Stability, ctx.output), parsed(Shadow, ctx.inputs.get("shadow")), cap=cap
+    )

@@ -10,7 +10,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -19,7 +19,10 @@ import yaml
 
 Tier = Literal["none", "low", "high", "imminent"]
 TIERS: tuple[Tier, ...] = get_args(Tier)
-Category = Literal["suicide_self_harm", "abuse", "harm_to_others", "medical_emergency", "restrictive_eating"]
+# helper_concern: the person is worried that someone else (a child, a friend) may harm themselves.
+Category = Literal[
+    "suicide_self_harm", "abuse", "harm_to_others", "medical_emergency", "restrictive_eating", "helper_concern"
+]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 Locale = Literal["en", "fr"]
 LOCALES: tuple[Locale, ...] = get_args(Locale)
@@ -250,12 +253,39 @@ class ResourceEntry:
     markers: tuple[str, ...]
 
 
+_MODEL_SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([mb])(?![a-z])")
+
+
+def model_size_b(model: str | None) -> float | None:
+    """Parameters in billions, read from a model's name or file ("SmolLM2-135M-Instruct.gguf"
+    -> 0.135, "Qwen/Qwen3-30B-A3B" -> 30; an active-parameter "A3B" is not the size)."""
+    if not model:
+        return None
+    sizes = [float(n) / (1000 if unit == "m" else 1) for n, unit in _MODEL_SIZE.findall(model.lower())]
+    return max(sizes) if sizes else None
+
+
 @dataclass(frozen=True)
 class SafetyConfig:
     default_locale: Locale
-    model_tier_cap: Tier
+    model_tier_cap: Tier  # when neither the instance nor the model's size says otherwise
     resources: dict[str, dict[str, ResourceEntry]]  # locale -> key -> entry
     synth_at_high_tier: Literal["generate", "template"] = "generate"
+    # (at least this many billion parameters, cap), largest first; and caps per instance name.
+    caps_by_size: tuple[tuple[float, Tier], ...] = ()
+    caps_by_instance: dict[str, Tier] = field(default_factory=dict)
+
+    def cap_for(self, instance: str | None = None, model: str | None = None) -> Tier:
+        """How far a model's own risk read may raise the tier: the instance's cap if set,
+        else the cap for the model's size (read from its name), else the default."""
+        if instance and instance in self.caps_by_instance:
+            return self.caps_by_instance[instance]
+        size = model_size_b(model)
+        if size is not None:
+            for at_least, cap in self.caps_by_size:
+                if size >= at_least:
+                    return cap
+        return self.model_tier_cap
 
     def resource(self, locale: Locale, category: str | None, tier: Tier) -> ResourceEntry:
         """The resource for a locale and category; at imminent, with the emergency line too."""
@@ -284,6 +314,17 @@ def read_safety(path: Path) -> SafetyConfig:
             f"{path}: default_locale must be one of {LOCALES}, model_tier_cap one of {TIERS}, "
             "synth_at_high_tier generate or template"
         )
+    caps = raw.get("model_tier_caps") or {}
+    by_size: list[tuple[float, Tier]] = []
+    for item in caps.get("by_size") or []:
+        if not isinstance(item, dict) or item.get("cap") not in TIERS or not isinstance(item.get("at_least_b"), (int, float)):
+            raise ValueError(f"{path}: model_tier_caps.by_size: each item needs at_least_b (a number) and cap ({TIERS})")
+        by_size.append((float(item["at_least_b"]), item["cap"]))
+    by_instance: dict[str, Tier] = {}
+    for name, value in (caps.get("instances") or {}).items():
+        if value not in TIERS:
+            raise ValueError(f"{path}: model_tier_caps.instances.{name} must be one of {TIERS}")
+        by_instance[str(name)] = value
     resources: dict[str, dict[str, ResourceEntry]] = {}
     for locale, table in raw["locales"].items():
         entries = {
@@ -299,7 +340,12 @@ def read_safety(path: Path) -> SafetyConfig:
     if default_locale not in resources:
         raise ValueError(f"{path}: no resources for the default locale {default_locale}")
     return SafetyConfig(
-        default_locale=default_locale, model_tier_cap=cap, resources=resources, synth_at_high_tier=synth_mode
+        default_locale=default_locale,
+        model_tier_cap=cap,
+        resources=resources,
+        synth_at_high_tier=synth_mode,
+        caps_by_size=tuple(sorted(by_size, reverse=True)),
+        caps_by_instance=by_instance,
     )
 
 
@@ -308,6 +354,7 @@ PRIMARY_ORDER: tuple[str, ...] = (
     "suicide_self_harm",
     "harm_to_others",
     "abuse",
+    "helper_concern",
     "restrictive_eating",
 )
 
@@ -318,6 +365,12 @@ def primary_category(categories: Iterable[str]) -> str | None:
 
 
 # -- templates ---------------------------------------------------------------------------------
+# At high tier the templates ask about suicide directly and kindly. Asking does not
+# raise risk: a systematic review of the evidence found that asking about suicide does
+# not increase suicidal ideation and may reduce it (Dazzi, Gribble, Wessely & Fear 2014,
+# "Does asking about suicide and related behaviours induce suicidal ideation? What is
+# the evidence?", Psychological Medicine 44(16):3361-3363). The 988 Lifeline and the
+# French 3114 train their responders to ask the same way.
 
 _ACK: dict[Locale, dict[str, str]] = {
     "en": {
@@ -329,6 +382,8 @@ _ACK: dict[Locale, dict[str, str]] = {
         "medical_emergency": "What you describe could be a medical emergency.",
         "restrictive_eating": "Thank you for telling me. Going without food or making yourself sick puts your body "
         "at risk, and you deserve care, not blame.",
+        "helper_concern": "It is frightening to worry that someone you love might hurt themselves, and taking it "
+        "seriously is the right thing to do.",
         "default": "Thank you for telling me. That sounds really hard.",
     },
     "fr": {
@@ -340,6 +395,8 @@ _ACK: dict[Locale, dict[str, str]] = {
         "medical_emergency": "Ce que vous décrivez peut être une urgence médicale.",
         "restrictive_eating": "Merci de m'en parler. Vous priver de nourriture ou vous faire vomir met votre corps "
         "en danger, et vous méritez de l'aide, pas des reproches.",
+        "helper_concern": "C'est effrayant de craindre qu'un proche se fasse du mal, et vous avez raison de le prendre "
+        "au sérieux.",
         "default": "Merci de me l'avoir dit. Cela a l'air vraiment difficile.",
     },
 }
@@ -348,15 +405,66 @@ _SAFETY_QUESTION: dict[Locale, dict[str, str]] = {
         "abuse": "Are you safe where you are right now?",
         "harm_to_others": "Are you and the people around you safe right now?",
         "medical_emergency": "Is someone with you who can help right now?",
+        "suicide_self_harm": "I want to ask you directly, because it matters: are you thinking about ending your "
+        "life? Are you safe right now?",
+        "helper_concern": "Is the person safe right now, and is someone with them? It is okay to ask them directly "
+        "whether they are thinking about suicide: asking does not put the idea in their head.",
         "default": "Are you safe right now?",
     },
     "fr": {
         "abuse": "Êtes-vous en sécurité là où vous êtes en ce moment ?",
         "harm_to_others": "Est-ce que vous et les personnes autour de vous êtes en sécurité en ce moment ?",
         "medical_emergency": "Y a-t-il quelqu'un avec vous qui peut vous aider maintenant ?",
+        "suicide_self_harm": "Je vous pose la question directement, parce que c'est important : pensez-vous à mettre "
+        "fin à vos jours ? Êtes-vous en sécurité en ce moment ?",
+        "helper_concern": "Cette personne est-elle en sécurité en ce moment, et quelqu'un est-il avec elle ? Vous "
+        "pouvez lui demander directement si elle pense au suicide : poser la question ne lui en donne pas l'idée.",
         "default": "Êtes-vous en sécurité en ce moment ?",
     },
 }
+# What the person said, acknowledged in their terms: the warning sign that raised the tier.
+_SIGN_ACK: dict[Locale, dict[str, str]] = {
+    "en": {
+        "wish_dead": "It sounds like part of you wishes you were not alive, and that is a lot of pain to carry.",
+        "no_reason": "It sounds like you can't see a reason to keep going right now, and that is a lot of pain.",
+        "burden": "Feeling like a burden to the people around you is a very heavy thing to carry.",
+        "hopeless": "It sounds like things feel hopeless right now.",
+        "trapped": "It sounds like you feel trapped, with no way out.",
+        "unbearable": "It sounds like the pain has become too much to bear.",
+        "passive_wish": "It sounds like part of you wishes you could disappear.",
+        "means": "You asked about something that could be used to end a life, and I'm worried about you.",
+        "goodbye": "It sounds like you might be saying goodbye, and I'm worried about you.",
+        "not_around": "When you talk about not being around, I want to understand what you mean, because I'm worried "
+        "about you.",
+        "preparation": "What you describe sounds like you may be getting ready to end your life, and I'm worried "
+        "about you.",
+        "method_plan": "It sounds like you have been thinking about how you would end your life, and I'm worried "
+        "about you.",
+        "hedge": "You said you are safe only for now, and I'd like to understand what that means for you.",
+        "voices": "Hearing voices that tell you to hurt yourself sounds frightening.",
+    },
+    "fr": {
+        "wish_dead": "On dirait qu'une partie de vous ne veut plus vivre, et c'est beaucoup de douleur à porter.",
+        "no_reason": "On dirait que vous ne voyez plus de raison de continuer, et c'est beaucoup de douleur.",
+        "burden": "Se sentir un poids pour ses proches, c'est très lourd à porter.",
+        "hopeless": "On dirait que tout vous semble sans espoir en ce moment.",
+        "trapped": "On dirait que vous vous sentez piégé, sans issue.",
+        "unbearable": "On dirait que la douleur est devenue trop lourde à supporter.",
+        "passive_wish": "On dirait qu'une partie de vous voudrait disparaître.",
+        "means": "Vous avez posé une question sur un moyen de mettre fin à une vie, et je m'inquiète pour vous.",
+        "goodbye": "On dirait que vous êtes peut-être en train de dire adieu, et je m'inquiète pour vous.",
+        "not_around": "Quand vous dites que vous ne serez plus là, je veux comprendre ce que vous voulez dire, parce "
+        "que je m'inquiète pour vous.",
+        "preparation": "Ce que vous décrivez ressemble à des préparatifs pour mettre fin à vos jours, et je "
+        "m'inquiète pour vous.",
+        "method_plan": "On dirait que vous avez pensé à la manière de mettre fin à vos jours, et je m'inquiète pour "
+        "vous.",
+        "hedge": "Vous dites être en sécurité seulement pour l'instant, et j'aimerais comprendre ce que cela veut dire.",
+        "voices": "Entendre des voix qui vous disent de vous faire du mal, cela doit être effrayant.",
+    },
+}
+_THANKS: dict[Locale, str] = {"en": "Thank you for telling me.", "fr": "Merci de me l'avoir dit."}
+
 _HUMAN_SUPPORT: dict[Locale, str] = {
     "en": "If you can, ask someone you trust to be with you now.",
     "fr": "Si vous le pouvez, demandez à une personne de confiance de venir auprès de vous maintenant.",
@@ -378,6 +486,7 @@ _LOW_ACK: dict[Locale, dict[str, str]] = {
         "abuse": "Thank you for telling me. Feeling afraid of someone close to you matters.",
         "harm_to_others": "It sounds like you are really angry right now.",
         "restrictive_eating": "Thank you for telling me how you have been eating.",
+        "helper_concern": "It sounds like you are worried about someone close to you.",
         "default": "That sounds hard, and I'm glad you told me.",
     },
     "fr": {
@@ -385,6 +494,7 @@ _LOW_ACK: dict[Locale, dict[str, str]] = {
         "abuse": "Merci de me l'avoir dit. Avoir peur d'un proche, cela compte.",
         "harm_to_others": "On dirait que vous êtes vraiment en colère en ce moment.",
         "restrictive_eating": "Merci de me dire comment vous mangez en ce moment.",
+        "helper_concern": "On dirait que vous vous inquiétez pour un proche.",
         "default": "Cela a l'air difficile, et merci de me l'avoir dit.",
     },
 }
@@ -395,6 +505,7 @@ _LOW_QUESTION: dict[Locale, dict[str, str]] = {
         "abuse": "Do you feel safe at home?",
         "harm_to_others": "What is going on that has made you this angry?",
         "restrictive_eating": "How are you feeling about food and your body at the moment?",
+        "helper_concern": "What have you noticed that worries you? Has the person talked about not wanting to live?",
         "default": "How are you doing right now?",
     },
     "fr": {
@@ -403,6 +514,8 @@ _LOW_QUESTION: dict[Locale, dict[str, str]] = {
         "abuse": "Vous sentez-vous en sécurité chez vous ?",
         "harm_to_others": "Qu'est-ce qui vous a mis dans une telle colère ?",
         "restrictive_eating": "Comment vous sentez-vous avec la nourriture et votre corps en ce moment ?",
+        "helper_concern": "Qu'avez-vous remarqué qui vous inquiète ? Cette personne a-t-elle parlé de ne plus vouloir "
+        "vivre ?",
         "default": "Comment allez-vous en ce moment ?",
     },
 }
@@ -429,21 +542,36 @@ def low_template(locale: Locale, category: str | None, *, resource: ResourceEntr
     return " ".join(parts)
 
 
-_FOLLOW_ACK: dict[Locale, str] = {
-    "en": "I'm still here with you, and what you are going through matters.",
-    "fr": "Je suis toujours là avec vous, et ce que vous traversez compte.",
+_FOLLOW_ACK: dict[Locale, dict[str, str]] = {
+    "en": {
+        "helper_concern": "You are doing the right thing by reaching out for them, and you don't have to carry this "
+        "alone.",
+        "default": "I'm still here with you, and what you are going through matters.",
+    },
+    "fr": {
+        "helper_concern": "Vous faites ce qu'il faut en cherchant de l'aide pour cette personne, et vous n'avez pas à "
+        "porter cela seul.",
+        "default": "Je suis toujours là avec vous, et ce que vous traversez compte.",
+    },
 }
 _FOLLOW_QUESTION: dict[Locale, dict[str, str]] = {
     "en": {
         "abuse": "Is there somewhere safe you can go, or someone you can call, right now?",
         "harm_to_others": "Can you put some distance between yourself and the person, so everyone stays safe?",
         "medical_emergency": "Have you been able to call for help?",
+        "suicide_self_harm": "Can you tell me whether you have thoughts of suicide right now, and whether you are "
+        "somewhere safe?",
+        "helper_concern": "Are you able to stay with them, or to find someone who can, so they are safe right now?",
         "default": "Can you tell me whether you are somewhere safe right now?",
     },
     "fr": {
         "abuse": "Y a-t-il un endroit sûr où aller, ou quelqu'un à appeler, maintenant ?",
         "harm_to_others": "Pouvez-vous mettre de la distance entre vous et cette personne, pour la sécurité de tous ?",
         "medical_emergency": "Avez-vous pu appeler les secours ?",
+        "suicide_self_harm": "Pouvez-vous me dire si vous avez des pensées suicidaires en ce moment, et si vous êtes "
+        "dans un endroit sûr ?",
+        "helper_concern": "Pouvez-vous rester auprès de cette personne, ou trouver quelqu'un qui le peut, pour "
+        "qu'elle soit en sécurité maintenant ?",
         "default": "Pouvez-vous me dire si vous êtes dans un endroit sûr en ce moment ?",
     },
 }
@@ -455,7 +583,7 @@ def safety_followup(locale: Locale, category: str | None, tier: Tier, resource: 
     person does not read the early reply twice."""
     key = category or "default"
     parts = [
-        _FOLLOW_ACK[locale],
+        _FOLLOW_ACK[locale].get(key, _FOLLOW_ACK[locale]["default"]),
         _FOLLOW_QUESTION[locale].get(key, _FOLLOW_QUESTION[locale]["default"]),
         resource.text,
     ]
@@ -464,11 +592,15 @@ def safety_followup(locale: Locale, category: str | None, tier: Tier, resource: 
     return " ".join(parts)
 
 
-def safety_template(locale: Locale, category: str | None, tier: Tier, resource: ResourceEntry) -> str:
-    """The safe reply: acknowledge, ask about safety, give the crisis resource; never advice."""
+def safety_template(
+    locale: Locale, category: str | None, tier: Tier, resource: ResourceEntry, *, sign: str | None = None
+) -> str:
+    """The safe reply: acknowledge (the warning sign `sign` in the person's terms, when
+    given), ask directly about suicide and safety, give the crisis resource; never advice."""
     key = category or "default"
+    sign_ack = _SIGN_ACK[locale].get(sign or "") if key == "suicide_self_harm" else None
     parts = [
-        _ACK[locale].get(key, _ACK[locale]["default"]),
+        f"{_THANKS[locale]} {sign_ack}" if sign_ack else _ACK[locale].get(key, _ACK[locale]["default"]),
         _SAFETY_QUESTION[locale].get(key, _SAFETY_QUESTION[locale]["default"]),
         resource.text,
     ]

@@ -1,0 +1,66 @@
+"""The coaching guard on its labelled set, and how long it takes to screen a message.
+
+Prints, per split (the development portions and the held-out one, which the rules were
+never tuned against), recall of high/imminent per category and false alarms on the hard
+negatives, overall and per language, and the sessions; then the guard's screening time
+per message over every message of the set: median and p99 in microseconds, next to a
+trivial baseline (lower-casing the message and one regex search for two explicit
+phrases, the least a keyword screen does) measured in the same run, so the ratio holds
+on a loaded machine. Target: well under a millisecond per message.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from pathlib import Path
+
+from cantata.pipelines.coaching.evaluate import describe, evaluate, load_set
+from cantata.pipelines.coaching.guard import assess, screen
+
+SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching" / "safety"
+_BASELINE = re.compile(r"\b(?:kill myself|suicide)\b")
+ROUNDS = 5
+
+
+def _per_message(fn: object, texts: list[str]) -> list[float]:
+    """Microseconds per call of fn(text), the best of ROUNDS for each text (least disturbed by other load)."""
+    assert callable(fn)
+    times: list[float] = []
+    for text in texts:
+        best = float("inf")
+        for _ in range(ROUNDS):
+            start = time.perf_counter()
+            fn(text)
+            best = min(best, time.perf_counter() - start)
+        times.append(best * 1e6)
+    return times
+
+
+def _p99(values: list[float]) -> float:
+    return sorted(values)[min(len(values) - 1, int(0.99 * len(values)))]
+
+
+def main() -> None:
+    report = evaluate(SET)
+    print("coaching guard on the labelled set (tests/data/coaching/safety/)")
+    for line in describe(report):
+        print(f"  {line}")
+    messages, sessions = load_set(SET)
+    texts = [m.text for m in messages] + [t for s in sessions for t in s.turns]
+    for text in texts[:50]:  # warm caches
+        screen(text)
+    guard = _per_message(screen, texts)
+    full = _per_message(lambda t: assess(t, session="bench", turn=1, previous=None), texts)
+    baseline = _per_message(lambda t: _BASELINE.search(t.lower()), texts)
+    g, f, b = statistics.median(guard), statistics.median(full), statistics.median(baseline)
+    print(f"  screening time over {len(texts)} messages (best of {ROUNDS} each)")
+    print(f"    screen()     median {g:7.1f} us   p99 {_p99(guard):7.1f} us   = {g / b:5.1f}x the baseline")
+    print(f"    assess()     median {f:7.1f} us   p99 {_p99(full):7.1f} us   (screen + accumulation + the Guard model)")
+    print(f"    baseline     median {b:7.1f} us   p99 {_p99(baseline):7.1f} us   (lower() + one two-phrase regex)")
+    print("    target: well under 1000 us per message")
+
+
+if __name__ == "__main__":
+    main()

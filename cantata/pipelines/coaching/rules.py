@@ -1,0 +1,220 @@
+"""A guard rule: a named family of phrasings of one warning sign, with its tier and weight.
+
+Rules match the tolerant() form of a message (see tolerant.py), one sentence at a time:
+no pattern may use "." or a negated character class, so none can cross a sentence end.
+
+- `tier` is what a hit means on its own: "high" for a sign a clinician acts on alone (a
+  wish to be dead, a plan, a goodbye), "low" for a weaker sign (hopelessness, a burden,
+  a hedge), "imminent" for a medical emergency.
+- `weight` is how much a hit counts towards the session's accumulated risk (guard.py):
+  3 is enough alone, 2 needs one more weak sign (a means question, giving things away),
+  1 needs two more. It defaults from the tier.
+- `family` names the warning sign; a session counts each family once, so three ways of
+  saying "I'm a burden" are one sign, not three.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cantata.pipelines.coaching.safety import Category, Tier
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: Category
+    tier: Tier
+    pattern: re.Pattern[str]
+    family: str
+    weight: int
+    negatable: bool = True  # a negation just before lowers a high hit to low
+    escalates: bool = True  # a time or means cue raises a high hit of an actionable category
+    # Words one of which every match contains (None: no such set is known). A sentence
+    # without any of them cannot match, so the regex is not run: most rules are skipped
+    # on most sentences, which keeps a screen in microseconds.
+    gate: frozenset[str] | None = None
+
+    def may_match(self, words: frozenset[str]) -> bool:
+        """`words`: the sentence's words (see sentence_words)."""
+        return self.gate is None or not self.gate.isdisjoint(words)
+
+
+def sentence_words(sentence: str) -> frozenset[str]:
+    """The words a rule's gate is checked against: every token, the pieces of those with
+    an apostrophe or hyphen ("i'd" also gives "i", "d", "'d"), since a rule's \\b can start
+    or end a match inside them, and each word's first letters as "^kil" (a gate for
+    "kill(?:ing|ed)?")."""
+    words = set(sentence.split())
+    for token in [w for w in words if "'" in w or "-" in w]:
+        for piece in token.replace("-", "'").split("'"):
+            words.update((piece, f"'{piece}"))
+    words.update([_prefix_key(w) for w in words if len(w) >= _PREFIX])
+    return frozenset(words)
+
+
+_COMMON = frozenset(
+    "to for is am on in of the and i'm me my you it be do have will would could can't not no with about "
+    "je de pas plus pour rien ca se me le la les un une est suis j'ai vie mal faire".split()
+)
+_LITERAL = frozenset("abcdefghijklmnopqrstuvwxyz0123456789' -,")
+_QUANTIFIERS = frozenset("?*{")
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index just past the group opening at `start`."""
+    depth, i = 0, start
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = pattern.index("]", i + 1) + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError(f"unbalanced group in {pattern!r}")
+
+
+def _words(text: str, *, left: bool, right: bool) -> list[str]:
+    """The whole words of a literal run (its edge words only where the run's edge is a word
+    edge), and for a last word cut by what follows ("kill" in "kill(?:ing|ed)?"), the key
+    of the words it begins (see sentence_words)."""
+    parts = text.split(" ")
+    words: list[str] = []
+    for i, part in enumerate(parts):
+        starts = i > 0 or left
+        if not starts or len(part) < 2 or part == ",":
+            continue
+        if i < len(parts) - 1 or right:
+            words.append(part)
+        elif len(part) >= _PREFIX and "'" not in part and "-" not in part:
+            words.append(_prefix_key(part))
+    return words
+
+
+_PREFIX = 3
+
+
+def _prefix_key(word: str) -> str:
+    return f"^{word[:_PREFIX]}"
+
+
+def _necessary(alternative: str) -> tuple[str, ...] | None:
+    """Whole words one of which any match of `alternative` contains: a word of a mandatory
+    top-level literal run, or one word per option of a mandatory group of literal options."""
+    candidates: list[tuple[str, ...]] = []
+    run, run_start, i = "", 0, 0
+    # After an optional group that starts at a word edge and whose options end with a
+    # space ("(?:sexually |physically )?abused"), the next literal starts a word either way.
+    word_start_at = -1
+
+    def close_run(end: int, right: bool, word_end: bool = False) -> None:
+        if run:
+            left = run_start in (0, word_start_at) or run.startswith(" ") or alternative[run_start - 1] == "^"
+            right = right and (word_end or end == len(alternative) or run.endswith(" "))
+            words = _words(run, left=left, right=right)
+            if words:
+                candidates.append((max(words, key=len),))
+
+    while i < len(alternative):
+        c = alternative[i]
+        if c in _LITERAL:
+            if not run:
+                run_start = i
+            run += c
+            i += 1
+            continue
+        if c in _QUANTIFIERS:
+            run = run[:-1]  # the quantified character is optional
+            close_run(i, right=False)
+        else:
+            # A lookaround after a word ("burden(?= ,|$)") ends it: every one here starts with a space or $.
+            close_run(i, right=True, word_end=alternative.startswith(("(?=", "(?!"), i))
+        run = ""
+        if c == "|":
+            return None  # a top-level alternation: nothing is mandatory
+        if c == "{":
+            i = alternative.index("}", i) + 1
+        elif c == "(":
+            end = _group_end(alternative, i)
+            optional = end < len(alternative) and alternative[end] in _QUANTIFIERS
+            plain = alternative.startswith("(?:", i) or not alternative.startswith("(?", i)
+            inner = alternative[i + 1 : end - 1].removeprefix("?:")
+            bounded = (i in (0, word_start_at) or alternative[i - 1] == " ") and (end == len(alternative) or alternative[end] == " ")
+            literal = plain and bool(inner) and all(ch in _LITERAL or ch == "|" for ch in inner)
+            if literal and bounded and not optional:
+                options = [max(o.split(), key=len, default="") for o in inner.split("|")]
+                if all(len(o) >= 2 for o in options):
+                    candidates.append(tuple(options))
+            at_edge = i == 0 or alternative[i - 1] == " "
+            if literal and optional and at_edge and alternative[end] == "?" and all(o.endswith(" ") for o in inner.split("|")):
+                word_start_at = end + 1
+            i = end
+        elif c == "\\":
+            i += 2
+        elif c == "[":
+            i = alternative.index("]", i + 1) + 1
+        else:
+            i += 1
+    close_run(len(alternative), right=True)
+    if not candidates:
+        return None
+    # The fewest, longest, least common words: the gate that lets the fewest sentences through.
+    return max(candidates, key=lambda ws: (_COMMON.isdisjoint(ws), min(map(len, ws)) / len(ws)))
+
+
+def gate_of(alternatives: tuple[str, ...]) -> frozenset[str] | None:
+    gates: set[str] = set()
+    for alternative in alternatives:
+        found = _necessary(alternative)
+        if found is None:
+            return None
+        gates.update(found)
+    return frozenset(gates)
+
+
+def rule(
+    id: str,
+    category: Category,
+    tier: Tier,
+    *alternatives: str,
+    family: str = "",
+    weight: int | None = None,
+    negatable: bool = True,
+    escalates: bool = True,
+) -> Rule:
+    body = "|".join(f"(?:{a})" for a in alternatives)
+    if weight is None:
+        weight = {"none": 0, "low": 1, "high": 3, "imminent": 3}[tier]
+    return Rule(
+        id,
+        category,
+        tier,
+        re.compile(rf"\b(?:{body})\b"),
+        family or id.split(".", 1)[1],
+        weight,
+        negatable,
+        escalates,
+        gate_of(alternatives),
+    )
+
+
+def sign(id: str, category: Category, weight: int, *alternatives: str, family: str = "") -> Rule:
+    """An indirect warning sign: its tier follows its weight (3: high alone; else low), a
+    negation is part of its wording ("don't see the point"), and it is never escalated
+    by a time cue on its own (a hedge such as "not tonight" names a time, and means later)."""
+    tier: Tier = "high" if weight >= 3 else "low"
+    return rule(id, category, tier, *alternatives, family=family, weight=weight, negatable=False, escalates=weight >= 3)
+
+
+# Where a phrase must end: the sentence ends, or a clause starts. "I can't take it" at a
+# clause end, not "I can't take it to the gym".
+END = r"(?= ,| \.| and\b| but\b| or\b| i\b| et\b| mais\b| je\b|$)"

@@ -1,0 +1,1001 @@
+"""Suicide warning signs, explicit and indirect, in English and French, as guard rules.
+
+Each family names the sign and the public source that lists it:
+
+- C-SSRS: the Columbia Suicide Severity Rating Scale screener (Posner et al. 2011, Am J
+  Psychiatry 168:1266), items 1 wish to be dead, 2 non-specific active thoughts, 3
+  method, 4 intent, 5 plan, 6 preparatory behaviour (collected pills, wrote a note, gave
+  away valuables, held the means).
+- 988: the 988 Suicide & Crisis Lifeline's warning signs (988lifeline.org): talking about
+  wanting to die, being a burden, feeling trapped or in unbearable pain, having no reason
+  to live; looking for a way (searching online, buying a gun); withdrawing; more alcohol
+  or drugs.
+- AFSP: the American Foundation for Suicide Prevention's warning signs (afsp.org): the
+  same talk, plus saying goodbye, giving away prized possessions, isolating.
+- Finality and timing: "talk of not being around" (988, AFSP); research means questions
+  (doses, heights, weapons) are the "looking for a way" sign asked of a chatbot.
+- Refusal of help, secrecy and hedged safety statements are what clinicians are trained
+  to hear as risk, not reassurance (Stanley & Brown's Safety Planning Intervention, 2012;
+  the Joint Commission's 2016 Sentinel Event Alert 56 on suicide screening).
+- Command hallucinations (voices telling the person to harm themselves) are an acute
+  risk factor in every psychiatric risk assessment (e.g. NICE NG225, 2022).
+- Helpers: a person worried about someone else; the 988 Lifeline and the French 3114
+  both answer the people around someone at risk.
+
+The phrasings below are written from those signs, as people type them, not from any
+test set: tests/data/coaching/safety/ holds the labelled set that measures them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from cantata.pipelines.coaching.rules import END, Rule, rule, sign
+from cantata.pipelines.coaching.safety import Category
+
+S: Final[Category] = "suicide_self_harm"
+H: Final[Category] = "helper_concern"
+
+# English building blocks (tolerant() form: lower case, no accents, apostrophes restored).
+_ANYMORE = r"(?: anymore| any longer| any more)?"
+_I_AM = r"(?:i'm|i am|i feel|i've been|i have been|i get|i got|i was|feeling|been)"
+_THIRD = (
+    r"(?:my (?:[a-z]+ )?(?:son|daughter|kid|child|boy|girl|teen|teenager|friend|partner|husband|wife|boyfriend|"
+    r"girlfriend|brother|sister|mum|mom|mother|dad|father|student|cousin|nephew|niece|roommate|flatmate|colleague|"
+    r"coworker|grandson|granddaughter)|he|she|they)"
+)
+_SELF3 = r"(?:himself|herself|themselves|themself)"
+_POSS3 = r"(?:his|her|their|my [a-z]+'s|my [a-z]+ [a-z]+'s)"
+_SAYS = (
+    r"(?:says|said|keeps saying|kept saying|told me|tells me|texted|wrote|posted|mentioned|talks about|talked about|"
+    r"has been talking about|is talking about|was talking about|(?:told|tells|texted|wrote to) (?:his|her|their|my|a) "
+    r"[a-z]+)"
+)
+_PILLS = (
+    r"(?:pills|tablets|meds|medication|medicine|sleeping pills|painkillers|paracetamol|tylenol|acetaminophen|"
+    r"ibuprofen|insulin|antidepressants|xanax|oxy|opioids)"
+)
+
+# A wish, intent or thought (C-SSRS items 1, 2, 4) ...
+_DESIRE = (
+    r"(?:want|wants|wanted|wanting|wanna|wish|wishes|wished|wishing|hope|hopes|hoping|pray|prays|praying|"
+    r"would like|'d like|ready|need|needs|trying|plan|plans|planning|long|longing|dream of|dreaming of|"
+    r"feel like|felt like|feels like|so i can|so that i can|so i could|so that i could|in order|think about|"
+    r"thinking about|thought about|enough to|"
+    r"thinking of|think of|thoughts of|thoughts about|keep thinking about|considering|contemplating|tempted|urge|urges)"
+)
+# ... of dying by one's own hand (what the wish is of).
+_DEATH_ACT = (
+    r"(?:die|dying|be dead|being dead|end it|end it all|ending it|ending it all|end things|ending things|"
+    r"end my life|ending my life|end my own life|kill myself|killing myself|take my life|taking my life|"
+    r"take my own life|not wake up|never wake up|not waking up|never waking up|not be here|not being here|"
+    r"not be alive|not being alive|not exist|not existing|stop existing|disappear forever|sleep forever|"
+    r"go to sleep forever|not be around|be gone for good|end everything|ending everything|suicide)"
+)
+
+# French building blocks.
+_TIERS_FR = (
+    r"(?:mon (?:fils|ami|copain|mari|frere|pere|enfant|ado|neveu|cousin|collegue|eleve|petit-fils|compagnon|conjoint)|"
+    r"ma (?:fille|amie|copine|femme|soeur|mere|niece|cousine|collegue|eleve|petite-fille|compagne|conjointe)|il|elle)"
+)
+_MEDS_FR = r"(?:medicaments|cachets|comprimes|pilules|somniferes|anxiolytiques|antidepresseurs|doliprane|paracetamol)"
+
+RULES: tuple[Rule, ...] = (
+    # == English, first person ========================================================
+    # C-SSRS 2, 988 "talking about wanting to die or to kill themselves": explicit.
+    rule(
+        "en.suicide.explicit",
+        S,
+        "high",
+        r"kill(?:ing|ed)? myself",
+        r"end(?:ing)? (?:my (?:own )?life|it all|my own life)",
+        r"take my (?:own )?life",
+        r"(?:want|wanted|ready|plan|planning|need|trying|going) to die",
+        r"(?:want|wanted) to (?:be dead|not exist|not be alive|stop existing|stop living)",
+        r"commit(?:ting)? suicide",
+        rf"{_I_AM} (?:[a-z]+ )?suicidal",
+        r"^suicidal",
+        r"suicid(?:e|al) (?:thoughts|ideation|feelings|urges|plan|note|attempt)",
+        r"(?:thoughts|thinking|thought|think) (?:of|about) (?:suicide|killing myself|ending my life|ending it all|"
+        r"taking my (?:own )?life|not being alive)",
+        r"(?:attempt|attempted|tried|try) (?:to )?(?:suicide|kill myself|end my life|end it|hang myself|overdose)",
+    ),
+    # 988 / NICE NG225: self-harm. Not an injury ("hurt myself at the gym").
+    rule(
+        "en.self_harm",
+        S,
+        "high",
+        r"(?:hurt|harm|hurting|harming|cut|cutting|burn|burning|hit|hitting|punch|punching|scratch|scratching|"
+        r"starve|starving) myself(?! (?:at|in|during|while|lifting|running|playing|on|skiing|falling|training|cooking))",
+        r"self[- ]?harm(?:ing|ed)?",
+        r"(?:started|start|been|keep|back to) cutting(?: again)?",
+        r"cutting again",
+        r"relapsed (?:on|into) (?:self[- ]?harm|cutting)",
+    ),
+    # C-SSRS 1, 2, 4 as a grammar: any wish, thought or intent (_DESIRE), then, within two
+    # words, any way of saying one's own death (_DEATH_ACT): "some part of me wants to
+    # die", "i feel like ending it", "I keep thinking about dying", "so I can end it".
+    rule(
+        "en.suicide.desire",
+        S,
+        "high",
+        rf"{_DESIRE} (?:to |of |about )?(?:[a-z'-]+ ){{0,2}}{_DEATH_ACT}(?: for good| forever| once and for all)?{END}",
+        rf"{_DESIRE} (?:to |of |about )?(?:[a-z'-]+ ){{0,2}}(?:die|dying|suicide|killing myself|ending my life)",
+        r"(?:if i died|if i was dead|if i were dead|if i (?:wasn't|weren't) (?:here|around|alive)|if i was gone|"
+        r"if i were gone)(?: [a-z'-]+){0,6} (?:relieved|better|easier|happier|glad|fine|at peace|a relief)",
+        r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i (?:was|were) (?:dead|gone)",
+        r"(?:happier|better off|easier|relieved|better) (?:for everyone )?if i died",
+    ),
+    # C-SSRS 1 without a verb of wishing: one's own death spoken of as a relief, a peace, a
+    # way out ("death sounds peaceful", "dying feels like the only way out"); not another's
+    # ("her death was peaceful").
+    rule(
+        "en.suicide.death_as_relief",
+        S,
+        "high",
+        r"(?<!his )(?<!her )(?<!'s )(?<!the )(?<!their )(?<!a )(?:death|dying|being dead|my funeral|my own funeral|"
+        r"not waking up|never waking up) (?:[a-z'-]+ ){0,5}(?:peaceful|a relief|relieved|relief|the only way out|"
+        r"only way out|the only option|the answer|appealing|tempting|nice|good|welcome|inviting|a mercy|better)",
+        r"(?:disappointed|sad|upset|annoyed|angry) (?:that )?i (?:woke up|wake up|am still alive|'m still alive|"
+        r"survived|didn't die)",
+        family="wish_dead",
+        negatable=False,
+    ),
+    # C-SSRS 1: wish to be dead, or to go to sleep and not wake up. Phrases that carry
+    # their own negation: a negation check would misread them.
+    rule(
+        "en.suicide.wish_dead",
+        S,
+        "high",
+        r"wish (?:i was|i were|i'd be|i could be|to be) dead",
+        r"(?:wish|wishes|wishing|wished|want|wanting|hope|hoping|like|pray|praying) (?:i could |to |that i could )?(?:go to )?sleep "
+        r"and (?:never|not) wake up",
+        r"(?:don't|do not|never) want to wake up(?: again| anymore| tomorrow| in the morning)?",
+        r"(?:hope|hoping|hopes|wish|wishing|pray|praying|prays) (?:that )?i (?:don't|do not|won't|never|wouldn't) wake up",
+        r"(?:would|'d|will|it'd) be easier (?:for everyone )?(?:to die|if i (?:was|were) dead|if i (?:wasn't|weren't) "
+        r"(?:here|around|alive)|if i died|if i was gone|if i were gone)",
+        r"wish(?:es|ed|ing)? (?:i had|i'd|i) never (?:been born|woken up|existed)",
+        r"wish(?:es|ed|ing)? (?:i|that i) (?:could|would) (?:die|stop existing|not exist|cease to exist|not be here)",
+        r"(?:want|wanted|wanting|wish|wishes) to (?:stop existing|cease to exist|not exist)",
+        rf"(?:don't|do not) want to (?:live|be alive|exist|be here|be around|be on this earth){_ANYMORE}{END}",
+        rf"(?:would|'d) rather (?:be dead|die|not exist|not be alive|not wake up)(?: in the morning| tomorrow| again)?{END}",
+        r"(?:would|'d) rather (?:be dead|die|not exist) than (?:keep|go on|live|living|feel|carry on|continue|face|"
+        r"wake up|spend another|be like this|deal with this)",
+        r"(?:be|been|i'd be|i would be) better off dead",
+        r"(?:want|wanting|wish) (?:it all|everything|my life) to (?:end|be over)",
+        negatable=False,
+    ),
+    # C-SSRS 1 in its weary form: tired of living (a clinician asks directly on hearing it).
+    rule(
+        "en.suicide.tired_of_life",
+        S,
+        "high",
+        r"(?:tired|sick|weary|exhausted) of (?:living|life|being alive|existing|waking up)",
+        r"(?:done|finished) (?:with )?(?:living|being alive)",
+        family="wish_dead",
+        negatable=False,
+    ),
+    # 988 / AFSP: "having no reason to live"; "being a burden" in its strongest form.
+    rule(
+        "en.suicide.no_reason",
+        S,
+        "high",
+        r"no (?:reason|point) (?:for me )?(?:to|in|for) (?:keep |go on |continue |carry on |keep on )?(?:live|living|go on|going on|being alive|stay alive|staying alive|"
+        r"wake up|waking up|being here)",
+        r"nothing (?:left )?(?:for me )?to live for",
+        r"no (?:point|reason|use) (?:in|for|of) (?:me )?(?:being|staying|to stay|to be|still being) (?:alive|here|around)",
+        r"(?:easier|better|happier|lighter) (?:for everyone )?if i (?:wasn't|weren't|was not|were not) (?:in (?:them|it|"
+        r"their lives|the picture)|around|here|alive|in this world)",
+        r"(?:don't|can't|do not|cannot) see (?:a|any|the) (?:reason|point) (?:to|in|for) (?:live|living|go on|going on|"
+        r"keep going|being alive|staying alive)",
+        r"what(?:'s| is) the point (?:in|of) (?:living|being alive|staying alive|going on)",
+        r"(?:life|living|my life) (?:is not|isn't|ain't) worth (?:living|it)",
+        r"(?:nobody|no one) would (?:miss me|care if i (?:died|was dead|were dead|was gone|were gone|wasn't here|"
+        r"weren't here))",
+        r"(?:everyone|everybody|they|my family|my kids|the world|people|you all|he|she) (?:would|'d|will) be "
+        r"(?:better off|happier|better) without me",
+        r"better off (?:dead|without me)",
+        r"(?:i'll|i will) be (?:better off|happier) dead",
+        negatable=False,
+    ),
+    # C-SSRS 3 method, 4 intent, 5 plan.
+    rule(
+        "en.suicide.method_plan",
+        S,
+        "high",
+        r"(?:thought|thinking|think|thinkin) about (?:how|ways|when|where) (?:i would|i'd|i could|i might|to) "
+        r"(?:do it|end it|kill myself|die|end my life|go)",
+        r"(?:i )?know (?:exactly )?how (?:i'd|i would|i'm going to|i will|i'll) do it",
+        r"(?:researching|researched|looked up|looking up|searched|searching|googling|googled|reading about) "
+        r"(?:ways|methods|how) (?:to|of) (?:die|dying|kill myself|end (?:it|my life)|suicide)",
+        r"(?:have|got|made|worked out|make) a plan (?:to|for) (?:end|kill|die|do it|how i|suicide|not be here)",
+        r"(?:worked out|figured out|planned) (?:the details|how and when|when and how|how i'd do it|the date)",
+        r"(?:planned|planning|plan|worked out|figured out|decided|chosen|chose|picked) (?:out )?(?:how|when|where) "
+        r"(?:i'll|i will|i'd|i would|i'm going to|to|i'm gonna) (?:do it|end it|go through with it|kill myself)",
+        r"(?:i'm|i am) going to (?:do it|go through with it|end it)",
+        r"(?:decided|made up my mind) to (?:do it|end it|go through with it|die|kill myself)",
+        r"(?:painless|easiest|quickest|fastest|quietest|surest|best) way to (?:die|go|end it|kill myself|do it)",
+    ),
+    # C-SSRS 6 preparatory behaviour: collected pills, a note, held the means, stood at the edge.
+    rule(
+        "en.suicide.preparation",
+        S,
+        "high",
+        rf"(?:saving|saved|stockpiling|stockpiled|hoarding|hoarded|collecting|collected|stashing|stashed|keeping|"
+        rf"stealing|stole|hiding|hid) (?:up )?(?:my |some |all my |all of my |a lot of |enough |the |extra |"
+        rf"a stash of |these |those |[a-z]+'s |my [a-z]+'s )?(?:[a-z-]+ )?{_PILLS}(?! (?:for|to) (?:my|the|a) "
+        rf"(?:pain|headache|doctor|back|pharmacy|cold|flu))",
+        r"(?:see|find out|test) (?:if|whether) i (?:could|can|would) (?:do it|go through with it|jump|end it)",
+        r"(?:went|go|going|drove|driven|walked|walk) (?:to|up to|out to) (?:the|a) (?:bridge|cliff|roof|tracks|edge|"
+        r"top floor|railway|railway line)(?: [a-z'-]+){0,6} (?:to see|to look|to do it|to jump|and thought|and stood)",
+        r"(?:suicide|goodbye|farewell) (?:note|letter|letters|notes|video|message)",
+        rf"(?:stash|supply|stockpile|collection|hoard|pile) of (?:my )?{_PILLS}",
+        rf"{_PILLS} (?:saved|stashed|hidden|stockpiled|put) (?:up|away)",
+        r"(?:wrote|writing|written|left) (?:a |my )?(?:last |final )?(?:notes?|letters?) (?:to|for) (?:my family|everyone|"
+        r"my kids|my children|my parents|my wife|my husband|my partner|each of them)",
+        rf"(?:held|holding|took out|lined up|counted out) (?:the |a |my )?(?:{_PILLS}|knife|blade|razor|gun|rope)",
+        r"(?:stood|standing|sat|sitting|was|i'm|i am) on (?:the|a) (?:bridge|ledge|roof|edge|tracks|railing)",
+        r"(?:stood|standing|sat|sitting) (?:at|near|by) the edge(?! of (?:the |my )?(?:pool|bed|sofa|couch|seat|chair|stage))",
+        r"almost (?:jumped|did it|took them|swallowed them|went through with it|killed myself)",
+        r"(?:tied|bought|got|tested) (?:a |the )?(?:noose|rope to hang)",
+    ),
+    # AFSP "visiting or calling people to say goodbye"; the finality of a last message.
+    rule(
+        "en.suicide.goodbye",
+        S,
+        "high",
+        r"this is (?:my )?goodbye",
+        r"(?:wanted|want|wanna|need|needed|came) to say goodbye(?: to (?:you|everyone|someone|somebody)| before)?" + END,
+        r"say(?:ing)? goodbye (?:to (?:you|everyone) )?(?:for good|forever|for the last time|one last time)",
+        r"goodbye (?:forever|for good|everyone|world|cruel world)",
+        r"(?:saying|said|say) my goodbyes",
+        r"(?:this|it) (?:is|will be|'ll be) (?:my|our) last (?:message|conversation|time talking|chat|night)",
+        r"(?:this|it) (?:is|will be|'s) the last time (?:we'll|we will|i'll|i will|you'll|you will) (?:talk|speak|chat|hear)",
+        r"you (?:won't|will not|will never) hear from me again",
+        r"(?:won't|will not) be (?:talking|writing) (?:to you )?again",
+        r"(?:thank you|thanks) for everything(?: ,)? (?:goodbye|bye|i mean it|it's time)",
+        negatable=False,
+    ),
+    # A last message to be passed on ("tell my mum I'm sorry"): AFSP "saying goodbye".
+    sign(
+        "en.suicide.relay",
+        S,
+        2,
+        r"tell (?:my|them|him|her|everyone) (?:[a-z]+ )?(?:that )?(?:i'm sorry|i love (?:her|him|them|you)|i'm sorry for "
+        r"everything|goodbye|it's not their fault|it wasn't their fault)",
+        family="goodbye_hint",
+    ),
+    # Resignation about what is to come ("anyway", "it doesn't matter"): weak alone.
+    sign(
+        "en.suicide.resignation",
+        S,
+        1,
+        r"(?:it|none of it|nothing) (?:doesn't|does not|won't|will not) matter (?:anyway|anymore|soon)",
+        r"(?:so|because) it (?:doesn't|does not) matter" + END,
+        r"(?:anyway|anyways)" + END,
+        family="resignation",
+    ),
+    # A farewell on its own, and thanks for everything: weak alone, high together.
+    sign("en.suicide.farewell", S, 2, r"^(?:ok |okay |so )?(?:goodbye|farewell|goodbye everyone|goodbye all|bye forever)$"),
+    # "I love you all." as a sentence of its own: weak alone, with a relayed message a goodbye.
+    sign("en.suicide.love_you_all", S, 1, r"^i love (?:you|her|him|them|you all|you guys)(?: all| so much)?$",
+         family="farewell_words"),
+    sign(
+        "en.suicide.thanks_for_everything",
+        S,
+        1,
+        r"(?:thank you|thanks|thank u) for everything",
+        r"ready to go" + END,
+        family="finality_hint",
+    ),
+    # 988 / AFSP "talking about not being around"; timing and finality cues.
+    sign(
+        "en.suicide.not_around_strong",
+        S,
+        3,
+        r"you (?:won't|will not) have to (?:deal with|worry about|put up with|see|look after) me (?:much longer|anymore|"
+        r"for long|again|soon|after)",
+        r"(?:i )?(?:won't|will not) be a (?:problem|burden) (?:to|for) (?:anyone|you|them|anybody|everyone) (?:for )?"
+        r"(?:much longer|long|soon|anymore|after)",
+        r"(?:won't|will not|don't|wouldn't) need (?:[a-z'-]+ ){0,5}where i'm going",
+        r"(?:won't|will not) be (?:around|here) (?:to see|for) (?:christmas|my birthday|next year|the new year|the summer)",
+        r"(?:won't|will not|am not going to|i'm not going to) be (?:around|here|alive) (?:much longer|for long|"
+        r"by (?:next|the end|christmas|then))",
+        family="not_around",
+    ),
+    sign(
+        "en.suicide.not_around",
+        S,
+        2,
+        r"(?:won't|will not) be (?:around|here) (?:anymore|any longer|after (?:this|tonight))",
+        r"(?:won't|will not) be (?:around|here) (?:next|by next) (?:week|month|year)",
+        r"(?:made|making|make) (?:my )?peace(?: with (?:it|everything|dying|death|my decision))?",
+        r"(?:soon|by [a-z]+) (?:it|none of this|nothing) (?:won't|will not|will no longer|'ll not) matter",
+        r"(?:soon|by [a-z]+)(?: ,)? (?:it|none of this|nothing) (?:will|'ll) (?:matter|be over)",
+        r"(?:i'll|i will) be gone (?:soon|by|before|and)",
+        r"(?:everything|it all|this all|it) (?:will|'ll) (?:all )?be over soon",
+        r"(?:won't|will not) (?:need|have) to (?:worry|think) about (?:that|it|the future|next year) (?:much longer|anyway)",
+        r"(?:not|won't be) (?:going to be|gonna be) (?:around|here) (?:much longer|for long)",
+        r"(?:won't|will not|don't|wouldn't) need (?:it|them|this|these|those|my [a-z]+|any of (?:it|this|my [a-z]+)) "
+        r"(?:anymore|any longer|after|soon|much longer)",
+        family="not_around",
+    ),
+    # Contemplating the means at hand ("thinking about using it"): weak alone.
+    sign(
+        "en.suicide.method_hint",
+        S,
+        1,
+        r"(?:thinking|thought|think|been thinking) about (?:using|taking|swallowing) (?:it|them|that|those|the [a-z]+)",
+        family="method_hint",
+    ),
+    # AFSP "giving away prized possessions"; C-SSRS 6 "gave away valuables, wrote a will".
+    sign(
+        "en.suicide.possessions",
+        S,
+        2,
+        r"(?:gave|giving|give|given) away (?:my|all my|most of my|some of my) [a-z]+",
+        r"(?:gave|giving|given) (?:my|all my) [a-z]+ (?:[a-z]+ )?(?:to|away)",
+        r"(?:put|putting|get|getting|got|sorted|sorting) (?:out )?my affairs (?:in order)?",
+        r"(?:found|finding|find) (?:a )?(?:new )?home for my (?:dog|cat|pets?|bird|fish)",
+        r"(?:wrote|writing|made|updated|finished) (?:out )?my will",
+        r"(?:bought|got|have|own|got hold of|ordered) (?:a )?(?:gun|firearm|pistol|rope|noose|charcoal|hose)(?! for)",
+        family="preparation",
+    ),
+    # 988 "looking for a way to kill themselves": a means question that says its purpose.
+    sign(
+        "en.suicide.means_to_die",
+        S,
+        3,
+        r"how (?:many|much|high|far|long|deep) (?:[a-z'-]+ ){0,6}(?:to|before|until) (?:die|i die|not wake up|kill myself|"
+        r"end it|end my life|never wake up|be dead|not survive)",
+        r"how (?:many|much) (?:[a-z'-]+ ){0,6}(?:would|will|could|to|it takes to|does it take to) (?:kill me|kill myself|"
+        r"end it|end my life|be fatal|be lethal|be deadly)",
+        rf"(?:enough|sufficient) (?:[a-z'-]+ ){{0,2}}to (?:kill|die|end it|overdose|not wake up)",
+        r"(?:tie|tying|make|making|made|tied) a noose",
+        # Asking for a lethal amount: "looking for a way" (988), whatever the reason given.
+        r"(?:lethal|fatal|deadly) (?:dose|amount|quantity)",
+        r"(?:what|which) (?:dose|amount|quantity) (?:of [a-z]+ )?(?:is|would be) (?:lethal|fatal|deadly)",
+        family="means",
+    ),
+    # 988 "looking for a way to kill themselves": research means questions (doses, heights, weapons).
+    sign(
+        "en.suicide.means_question",
+        S,
+        2,
+        r"how (?:many|much) (?:[a-z]+ ){0,5}(?:would|does|will|could|do you need|would you need|to|is|are|it) "
+        r"(?:it take |take |takes |need |be )?(?:to )?(?:die|kill (?:me|you|someone|a person|an adult)|overdose|od|"
+        r"be (?:lethal|fatal|deadly|too much|an overdose|enough)|not wake up|stop (?:your|my|the) heart|"
+        r"lethal|fatal|deadly|too many|an overdose)",
+        r"(?:lethal|fatal|deadly|toxic|overdose) (?:dose|amount|quantity|limit)",
+        r"(?:looking up|looked up|googling|googled|searching|searched|reading about|researching|research) (?:how many|"
+        r"how much|how long|how high|doses|overdoses?|lethal|fatal|poisons?|heights|bridges)",
+        r"(?:what|which) (?:dose|amount) (?:of [a-z]+ )?(?:is|would be) (?:lethal|fatal|deadly|too much|dangerous)",
+        r"(?:can you|could you|can i|could i|can someone) (?:die|overdose|od) (?:from|on|of) (?:[a-z]+ ){0,2}"
+        rf"(?:{_PILLS}|pills|tablets|alcohol and|an overdose|taking)",
+        r"how (?:high|tall|far) (?:[a-z'-]+ ){0,5}(?:to|before|would|does|do|should|must) (?:[a-z]+ ){0,3}"
+        r"(?:die|kill|survive|be fatal|not survive)",
+        r"(?:survive|die from|die falling from|kill you) (?:a )?(?:fall|jump|drop) (?:from|off)",
+        r"(?:which|what) (?:bridge|building|roof|cliff|tower|car park|parking garage) is (?:the )?(?:highest|tallest)",
+        r"where (?:can|could|do|would|to) (?:i |you |someone )?(?:buy|get|find|get hold of) (?:a )?(?:gun|firearm|"
+        r"pistol|rope|noose|poison|cyanide|helium|barbiturates|sleeping pills)",
+        r"how (?:long|quickly|fast) (?:does it|would it|will it|do you|does it take|would it take) (?:take )?(?:to )?"
+        r"(?:die|bleed out|drown|lose consciousness|suffocate|hang)",
+        r"(?:does it|would it|will it|is it) (?:hurt|painful) to (?:die|drown|hang|bleed out|jump|overdose)",
+        r"what happens (?:if|when) (?:you|i|someone) (?:take|takes|swallow|swallows) (?:a |the )?(?:whole|all|many|lots)",
+        family="means",
+    ),
+    # 988 / AFSP "talking about feeling hopeless": about life as a whole, not one habit.
+    sign(
+        "en.suicide.hopeless",
+        S,
+        1,
+        r"nothing (?:will |is going to |is ever going to )?(?:ever )?(?:gets?|get) better",
+        r"(?:it|things|life) (?:will|is going to|are going to|are never going to|is never going to) never get better",
+        rf"(?:there's|there is|i have|i've got|i see) no (?:hope|future)(?: for me| left| anymore){END}",
+        rf"(?:my life|life|everything|my future) (?:is|feels|seems) (?:completely |totally )?(?:hopeless|pointless|"
+        rf"meaningless|over|ruined|empty){END}",
+        rf"(?:i feel|i'm|i am|feeling) (?:completely |totally )?(?:hopeless|worthless|empty inside)"
+        rf"(?: about (?:everything|life|the future|it all|my life))?{END}",
+        rf"what's the point(?: of| in)? (?:living|life|going on|anything|it all|being here|being alive|waking up|"
+        rf"trying anymore|anymore){END}",
+        rf"what's the point{END}",
+        rf"(?:don't|can't|do not|cannot) see (?:the|any) point(?: anymore| in anything| of anything| in living| "
+        rf"of living| in going on| in trying anymore)?{END}",
+        r"(?:don't|do not) care (?:what happens to me|if i live|if i die|whether i live)",
+        rf"(?:i'm|i am) (?:done|finished) with (?:everything|life|it all|all of it|living){END}",
+        rf"(?:i )?give up on (?:everything|life|myself|living){END}",
+        rf"tired of (?:everything|it all|fighting|being me|being alive|existing|living|life){END}",
+        r"no (?:light|way forward) (?:at the end|ahead|for me)",
+        family="hopeless",
+    ),
+    # 988 / AFSP "talking about being a burden to others".
+    sign(
+        "en.suicide.burden",
+        S,
+        1,
+        r"(?:i'm|i am|i feel like|feel like|i feel|being|i've become|i have become) (?:such |only |nothing but )?"
+        r"(?:a |an )?(?:burden|waste of space|drain|weight) (?:to|on|for) (?:everyone|everybody|my family|them|you|"
+        r"people|others|my [a-z]+)",
+        rf"(?:i'm|i am|i feel like|feel like) (?:such |only |nothing but )?(?:a |an )?burden{END}",
+        r"(?:dragging|drag|bring|bringing) everyone down",
+        r"(?:everyone|everybody|they) (?:would|'d) (?:be )?(?:relieved|glad) (?:if i|when i)",
+        r"(?:ruin|ruining|ruined|make|making) everyone's lives? (?:worse|miserable)",
+        family="burden",
+    ),
+    # 988 / AFSP "feeling trapped".
+    sign(
+        "en.suicide.trapped",
+        S,
+        1,
+        r"(?:feel|feeling|i'm|i am|so) trapped",
+        r"no way out",
+        r"(?:can't|cannot) (?:escape|see a way out|get out of this)",
+        rf"(?:there's|there is) no (?:way out|escape|exit){END}",
+        r"stuck (?:with no|without any|and there's no) (?:way out|escape|exit)",
+        family="trapped",
+    ),
+    # 988 / AFSP "being in unbearable pain" (emotional); exhaustion of coping.
+    sign(
+        "en.suicide.unbearable",
+        S,
+        1,
+        rf"(?:can't|cannot|can not) (?:take|bear|stand|handle|cope with|deal with) (?:it|this|the pain|this pain|life|"
+        rf"any of this|much more|any more of this|living like this){_ANYMORE}{END}",
+        rf"(?:can't|cannot|can not) (?:do this|go on|keep going|carry on|keep doing this|live like this){_ANYMORE}{END}",
+        r"(?:the )?pain is (?:unbearable|too much|too much to bear|too much to handle)",
+        r"(?:it|everything|this) (?:hurts|is) too much to (?:bear|live with|handle)",
+        rf"i can't anymore{END}",
+        r"(?:want|need|wish) (?:the pain|it all|everything|it) to (?:stop|end)" + END,
+        family="unbearable",
+    ),
+    # C-SSRS 1 in a milder form: passive wishes to vanish.
+    sign(
+        "en.suicide.passive_strong",
+        S,
+        2,
+        r"(?:want|wanna|wish i could|wish to|would like to) (?:to )?(?:disappear|vanish|fade away) (?:forever|for good|"
+        r"permanently)",
+        r"(?:sleep|sleeping) forever",
+        r"(?:i )?(?:don't|do not) want to do this (?:anymore|any longer)" + END,
+        family="passive_wish",
+    ),
+    sign(
+        "en.suicide.passive",
+        S,
+        1,
+        r"(?:want|wanna|wish i could|wish to|would like to|i'd like to) (?:to )?(?:disappear|vanish|fade away)",
+        r"(?:nobody|no one|no-one) would (?:notice|care) if i (?:disappeared|was gone|were gone|vanished|left)",
+        r"(?:i )?(?:don't|do not) want to (?:wake up|get up) (?:tomorrow|in the morning)",
+        family="passive_wish",
+    ),
+    # 988 / AFSP "withdrawing or isolating".
+    sign(
+        "en.suicide.withdrawal",
+        S,
+        1,
+        r"(?:stopped|stop|quit) (?:talking to|seeing|answering|replying to|texting) (?:everyone|anyone|my friends|people|"
+        r"my family|friends)",
+        r"(?:pushed|pushing|push) everyone away",
+        r"cut (?:everyone|everybody|people|them all|my friends|my family|them) off",
+        r"(?:don't|do not|no longer|never) (?:talk|speak|see|text) (?:to |with )?(?:my friends|anyone|anybody|people|my "
+        r"family|friends)(?: anymore| any more)?" + END,
+        r"(?:haven't|have not|don't|didn't|hasn't) (?:talked|spoken|talk|speak|seen|see) (?:to |with )?(?:anyone|anybody|"
+        r"my friends|a soul|my family) (?:in|for) (?:days|weeks|months|a week|a month|ages)",
+        r"(?:haven't|have not|didn't|don't|can't) (?:left|leave|get out of) (?:my room|the house|my bed|bed|my flat|"
+        r"my apartment) (?:in|for) (?:days|weeks|a week)",
+        r"cut (?:off|myself off from) (?:everyone|my friends|my family|people)",
+        r"isolat(?:ing|ed|e) myself",
+        r"(?:don't|do not) want to (?:see|talk to) anyone (?:anymore|ever again)",
+        family="withdrawal",
+    ),
+    # 988 / AFSP "increasing the use of alcohol or drugs" to cope.
+    sign(
+        "en.suicide.substance",
+        S,
+        1,
+        r"(?:drinking|drink|using|taking|smoking) (?:a lot |way |much )?more (?:[a-z]+ )?(?:to|just to) (?:numb|forget|"
+        r"not feel|cope|sleep|get through|escape|stop feeling)",
+        r"(?:drinking|drink|drank) (?:myself )?(?:to sleep|to forget|to numb|until i pass out|to oblivion)",
+        family="substance",
+    ),
+    # Hedged or conditional safety: "safe for now" means not safe later.
+    sign(
+        "en.suicide.hedge",
+        S,
+        1,
+        r"(?:i'm|i am|i'll be|i should be|i'll probably be|probably) (?:safe|ok|okay|fine|alright|alive) "
+        r"(?:for now|for tonight|for today|i think|i guess|probably|maybe|for the moment|at the moment|tonight)",
+        r"(?:i )?(?:probably|think i|guess i|hopefully|likely) (?:won't|will not|wouldn't) (?:do anything|do it|"
+        r"hurt myself|act on it|go through with it)",
+        r"(?:i )?(?:won't|will not|wouldn't) (?:do anything|do it|act on it|hurt myself) (?:tonight|today|yet|for now|"
+        r"this week|right now|again probably)",
+        r"(?:can't|won't|cannot|couldn't|can not) promise (?:anything|that|i'll be safe|i won't|i'll stay safe|"
+        r"to stay safe|you that)",
+        r"no promises",
+        r"(?:can't|won't|cannot|couldn't|can not) promise",
+        r"promise (?:i'll|ill|i will) be (?:ok|okay|safe|fine|alright)",
+        r"(?:don't|do not) know (?:if|whether) i (?:can|will|could) (?:stay safe|keep myself safe|hold on|"
+        r"keep going|make it)",
+        r"(?:safe|ok|okay|fine|won't do anything) (?:as long as|unless|until)",
+        r"(?:i'll|i will) try (?:not to|to stay safe|to hold on)",
+        r"i guess i'm (?:safe|ok|okay|fine)",
+        family="hedge",
+    ),
+    # Secrecy about the risk.
+    sign(
+        "en.suicide.secrecy",
+        S,
+        1,
+        r"(?:don't|do not|please don't|never) tell (?:anyone|anybody|my (?:parents|family|mum|mom|dad|wife|husband|"
+        r"partner|doctor|therapist|boss|friends))",
+        r"promise (?:me )?(?:you )?(?:won't|will not|not to|you won't) tell",
+        r"keep (?:this|it) (?:between us|a secret|secret|to yourself)",
+        r"(?:nobody|no one) knows (?:about this|how bad|what i'm|i feel this way|i'm)",
+        r"(?:haven't|have not|never) told (?:anyone|anybody) (?:about this|how bad|this|i feel)",
+        family="secrecy",
+    ),
+    # Refusal of help.
+    sign(
+        "en.suicide.refuses_help",
+        S,
+        1,
+        r"(?:don't|do not) (?:want|need) (?:any |your )?(?:help|a hotline|a number|a helpline|to talk to anyone|therapy|"
+        r"a therapist)" + END,
+        r"(?:no one|nobody|nothing|no-one) can help me",
+        r"(?:hotlines?|helplines?|therapy|therapists?|doctors?|calling someone|talking) (?:won't|doesn't|don't|can't|"
+        r"never|will never) (?:help|work|change anything)",
+        r"(?:i'm|i am|i'm not) not (?:going to )?(?:call|calling|ring|ringing) (?:anyone|any hotline|a hotline|them|"
+        r"that number)",
+        r"(?:don't|do not) (?:give|send) me (?:a|any|the|another) (?:hotline|number|helpline)",
+        r"(?:beyond|past) help",
+        family="refuses_help",
+    ),
+    # Command hallucinations: voices telling the person to harm themselves (NICE NG225).
+    rule(
+        "en.suicide.voices",
+        S,
+        "high",
+        r"(?:voices?|someone|something)(?: in my head)?(?: have been| has been| are| is| keep| kept| won't stop)? "
+        r"(?:tell|tells|telling|told|keep telling|keeps telling|say|says|saying|order|orders|ordering|want|wants|"
+        r"command|commands) me to (?:hurt|kill|cut|jump|die|end|harm|do it|do things|do bad things|stab|burn|punish|"
+        r"starve|step in front)",
+        r"hear(?:ing)? (?:a )?voices? (?:that |who |which )?(?:tell|telling|say|saying|order|ordering|command)",
+        negatable=False,
+    ),
+    # == French, first person ==========================================================
+    # C-SSRS 2 / 3114 "idées suicidaires": explicit.
+    rule(
+        "fr.suicide.explicit",
+        S,
+        "high",
+        r"me suicider",
+        r"(?:envie de|vais|veux|voudrais|pense a|penser a|pensais a|songe a) (?:pas |plus |jamais )?me tuer",
+        r"en finir(?: avec (?:la|ma) vie| une bonne fois)?",
+        r"mettre fin a (?:mes jours|ma vie)",
+        r"(?:je veux|j'ai envie de|envie de|je voudrais|j'aimerais|besoin de|pret a|prete a|je reve de) "
+        r"(?:mourir|crever|etre morte?|en finir|disparaitre pour toujours|m'endormir pour toujours|dormir pour toujours|"
+        r"ne plus me reveiller|partir pour toujours)",
+        r"(?:m'endormir|dormir|partir) pour toujours",
+        r"(?:j'aimerais|je voudrais|je veux|envie|j'ai besoin) que tout (?:s'arrete|finisse|se termine)",
+        r"que tout (?:s'arrete|finisse|se termine) (?:pour de bon|pour toujours|definitivement|a jamais)",
+        r"me donner la mort",
+        r"mettre un terme a (?:ma vie|mes jours|tout)",
+        r"(?:soulages?|soulagees?|mieux|plus heureux|plus heureuses?) si je (?:partais|mourais|disparaissais|n'etais plus "
+        r"la|me tuais|etais morte?)",
+        r"(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
+        r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre)",
+        r"(?:je suis|je me sens|me sens|suis|je deviens|je redeviens) (?:[a-z]+ )?suicidaire",
+        r"^suicidaire",
+        r"(?:pensees|idees|envies|pulsions) suicidaires",
+        r"mieux sans moi",
+        r"(?:mieux|mieux vaut que je sois) morte?",
+        r"(?:des |mes )?(?:idees|pensees) (?:noires|suicidaires|de mort|de suicide)",
+        r"(?:je pense|j'ai pense|je pensais|je songe|j'y pense) (?:souvent |beaucoup |tout le temps )?(?:a|au) "
+        r"(?:la mort|mourir|suicide|en finir|disparaitre pour de bon)",
+        r"(?:tente|essaye|essaie) de (?:me tuer|me suicider|mettre fin a mes jours|en finir)",
+        r"tentative de suicide",
+    ),
+    # C-SSRS 1, 3114 "ne plus vouloir vivre", "ne plus se réveiller".
+    rule(
+        "fr.suicide.wish_dead",
+        S,
+        "high",
+        r"(?:plus|pas) envie de vivre",
+        r"je (?:ne |n')?veux (?:plus|pas) vivre",
+        r"je (?:ne |n')?(?:veux|voudrais) (?:plus|pas|ne plus) (?:etre la|etre ici|exister|etre en vie)",
+        r"(?:plus|aucune|pas de) raison de (?:continuer (?:a |de )?)?vivre",
+        r"personne ne (?:me )?regretterait",
+        r"(?:plus|pas|aucune) (?:la )?force de (?:vivre|rester en vie)",
+        r"(?:ne (?:plus|pas|jamais)|plus) me reveiller",
+        r"(?:m'endormir|dormir) (?:et|pour) (?:ne )?(?:jamais|plus|pas) me reveiller",
+        r"(?:la vie|ma vie) ne vaut (?:plus |pas )?(?:la peine|le coup)(?: d'etre vecue)?",
+        r"(?:plus rien|rien) ne me retient",
+        r"(?:je voudrais|j'aimerais|je prefererais) (?:ne jamais etre ne(?:e)?|ne plus etre la|etre morte?)",
+        r"(?:serai(?:en)?t|seront|sera|irai(?:en)?t|ira) (?:bien )?(?:mieux|plus heureu[a-z]*|soulage[a-z]*) sans moi",
+        r"(?:rien|plus rien) (?:a|pour) (?:quoi )?vivre",
+        negatable=False,
+    ),
+    # C-SSRS 3-5: method, plan, intent.
+    rule(
+        "fr.suicide.method_plan",
+        S,
+        "high",
+        r"(?:je sais|je connais|choisi|decide|prevu|planifie|reflechi a|pense a) (?:deja |exactement )?comment "
+        r"(?:je vais|je le ferais|je ferais|le faire|m'y prendre|je le ferai)",
+        r"(?:j'ai|g) (?:un|mon) plan (?:pour (?:en finir|me tuer|mourir|le faire|me suicider))",
+        r"(?:j'ai|je suis en train de) (?:cherche|chercher|regarde|regarder|fait des recherches|faire des recherches) "
+        r"(?:sur internet |en ligne |sur google )?(?:comment|des moyens de|des facons de) (?:mourir|me tuer|en finir|"
+        r"me suicider|se suicider)",
+        r"(?:je vais|j'ai decide de|c'est decide ,? je vais) (?:passer a l'acte|le faire pour de bon|aller jusqu'au bout)",
+        r"passer a l'acte",
+        r"(?:moyen|facon|maniere) (?:la plus |le plus )?(?:simple|rapide|indolore|sure?|douce) (?:de|pour) (?:mourir|en "
+        r"finir|me tuer|se tuer|se suicider)",
+    ),
+    # Self-harm ("se scarifier", "se mutiler"); not "me couper les cheveux".
+    rule(
+        "fr.self_harm",
+        S,
+        "high",
+        r"me (?:faire du mal|scarifier|mutiler|bruler)",
+        r"je me (?:scarifie|mutile|brule|fais du mal|suis fait du mal|suis scarifiee?|suis mutilee?)",
+        r"(?:me couper|je me coupe|je me suis coupee|je me suis coupe) (?:les |le |la |aux )?(?:veines|bras|poignet|"
+        r"poignets|cuisse|cuisses|jambe|jambes|peau|avant-bras)",
+        r"automutilation",
+        r"(?:je me suis|je me) (?:frappe|griffe)e? (?:jusqu'au sang|fort)",
+    ),
+    # C-SSRS 6: preparation.
+    rule(
+        "fr.suicide.preparation",
+        S,
+        "high",
+        rf"(?:je garde|j'ai garde|je mets de cote|j'ai mis de cote|je stocke|j'ai stocke|j'accumule|j'ai accumule|"
+        rf"je collectionne|je cache|j'ai cache|je conserve|j'ai conserve|je vole|j'ai vole) (?:des |mes |plein de |"
+        rf"assez de |tous mes |toutes mes |les )?(?:[a-z-]+ )?{_MEDS_FR}",
+        r"lettres? d'adieu",
+        r"(?:ecrit|ecris|ecrire|laisse) (?:une |des |ma |mes )?lettres? (?:pour|a) (?:ma famille|mes enfants|tout le monde|"
+        r"mes parents|mon mari|ma femme)",
+        r"(?:j'ai|je viens d') achete (?:une corde|une arme|un pistolet|un fusil|du charbon)",
+        r"(?:je suis|j'etais|assise?) (?:sur|au bord) (?:le|du|de la) (?:pont|toit|quai|precipice|falaise|rambarde)",
+        r"pour voir si (?:j'en etais|j'etais|je serais|j'en serais|je suis) (?:capable|cap)",
+        r"(?:j'ai|g) failli (?:sauter|le faire|les avaler|passer a l'acte|me tuer)",
+    ),
+    # AFSP: saying goodbye; the finality of a last message.
+    rule(
+        "fr.suicide.goodbye",
+        S,
+        "high",
+        r"(?:c'est|ceci est) un adieu",
+        r"(?:je voulais|je veux|je voudrais|je viens) (?:vous |te )?dire adieu" + END,
+        r"(?:je voulais|je veux|je voudrais|je viens) (?:vous |te )?dire au revoir (?:pour toujours|une derniere fois|"
+        r"avant de partir)",
+        r"adieu (?:a tous|tout le monde|pour toujours|le monde)",
+        r"(?:dire|faire|fais|fait) mes adieux",
+        r"(?:merci|merci pour) (?:pour )?tout(?: ,)? (?:adieu|au revoir pour toujours)",
+        r"c'est (?:mon|notre) dernier (?:message|echange)",
+        r"(?:vous n'entendrez|tu n'entendras) plus (?:jamais )?parler de moi",
+        negatable=False,
+    ),
+    # A last message to pass on, a farewell, resignation (AFSP "saying goodbye").
+    sign(
+        "fr.suicide.relay",
+        S,
+        2,
+        r"(?:dites|dis) a (?:ma|mon|mes) [a-z]+ (?:que je (?:l'aime|les aime|suis desolee?)|adieu|pardon)",
+        family="goodbye_hint",
+    ),
+    sign("fr.suicide.farewell", S, 1, r"(?<=, )adieu$", r"^adieu$", r"adieu (?:a tous|tout le monde)$", family="farewell"),
+    sign(
+        "fr.suicide.resignation",
+        S,
+        1,
+        r"de toute (?:facon|maniere)" + END,
+        r"(?:ca|rien) (?:n'a|n'aura) (?:plus )?(?:pas )?d'importance",
+        family="resignation",
+    ),
+    # 988 / AFSP "not being around"; finality.
+    sign(
+        "fr.suicide.not_around_strong",
+        S,
+        3,
+        r"(?:vous|tu|ils|elles|elle|il|on) (?:n'aurez|n'auras|n'auront|n'aura|aurez|auras|auront|aura) plus (?:a|besoin "
+        r"de) (?:vous |te |s')?(?:occuper|soucier|supporter|inquieter|vous inquieter|t'inquieter|s'inquieter) (?:de|pour) moi",
+        r"(?:je ne serai|je serai) plus (?:un (?:poids|probleme|fardeau)|une charge) (?:pour personne|pour vous|pour eux|"
+        r"pour toi|pour qui que ce soit)",
+        family="not_around",
+    ),
+    sign(
+        "fr.suicide.not_around",
+        S,
+        2,
+        r"(?:je ne serai|je serai) (?:plus la|bientot plus la|plus la longtemps|pas la longtemps)",
+        r"(?:bientot|d'ici [a-z]+)(?: ,)? (?:tout|ca|ce) sera (?:fini|termine)",
+        r"(?:tout|ca) sera (?:bientot )?(?:fini|termine) (?:bientot|pour moi)",
+        r"(?:bientot|d'ici [a-z]+)(?: ,)? (?:plus rien|rien) n'aura (?:plus )?d'importance",
+        r"je (?:serai|vais etre) (?:bientot )?partie? (?:pour de bon|bientot)",
+        r"(?:je n'en aurai|j'en aurai|je n'aurai|j'aurai) plus besoin(?: de (?:rien|ca|mes [a-z]+))?",
+        family="not_around",
+    ),
+    # AFSP: giving away possessions; C-SSRS 6.
+    sign(
+        "fr.suicide.possessions",
+        S,
+        2,
+        r"(?:j'ai donne|je donne|je suis en train de donner|donner|j'ai offert) (?:toutes |tous )?mes (?:affaires|choses|"
+        r"objets|[a-z]+ preferees?|[a-z]+ preferes)",
+        r"(?:mettre|mis|je mets|j'ai mis|je range|ranger) (?:de l'ordre dans )?mes affaires(?: en ordre)?",
+        r"(?:trouve|trouver|je cherche) (?:une famille|quelqu'un) pour (?:mon chat|mon chien|mes animaux)",
+        r"(?:fait|ecrit|redige) mon testament",
+        family="preparation",
+    ),
+    # 988 "looking for a way": a means question that says its purpose.
+    sign(
+        "fr.suicide.means_to_die",
+        S,
+        3,
+        r"combien (?:de |d')(?:[a-z'-]+ ){0,5}(?:pour|avant de) (?:mourir|ne (?:plus|pas|jamais) (?:me|se) reveiller|en finir|"
+        r"me tuer|y rester)",
+        r"(?:quelle hauteur|combien de temps) (?:[a-z'-]+ ){0,5}pour (?:mourir|en finir|me tuer)",
+        r"(?:dose|quantite) (?:mortelle|letale|fatale)",
+        r"(?:quelle|quel) (?:dose|quantite) (?:de [a-z]+ )?(?:est|serait) (?:mortelle|letale|fatale)",
+        family="means",
+    ),
+    # 988 "looking for a way": means questions.
+    sign(
+        "fr.suicide.means_question",
+        S,
+        2,
+        r"combien (?:de |d')(?:[a-z'-]+ ){0,3}(?:faut-il|faut il|il faut|faudrait-il|faudrait il|faudrait|pour|avant de) "
+        r"(?:pour )?(?:mourir|en finir|ne (?:plus|pas) se reveiller|une overdose|une surdose|etre mortel|tuer|y rester)",
+        r"(?:dose|quantite) toxique",
+        r"(?:quelle|quel) (?:dose|quantite) (?:de [a-z]+ )?(?:est|serait) dangereuse",
+        r"(?:de )?quelle hauteur (?:[a-z'-]+ ){0,5}(?:pour|on|faut) (?:mourir|ne pas survivre|se tuer|y rester)",
+        r"(?:ou|comment) (?:acheter|trouver|se procurer|avoir) (?:une arme|un pistolet|un fusil|une corde|du poison|"
+        r"du cyanure|des barbituriques)",
+        r"(?:combien de temps|en combien de temps) (?:faut-il|faut il|met-on|on met|pour) (?:pour )?(?:mourir|se vider "
+        r"de son sang|se noyer|perdre connaissance)",
+        r"(?:faut-il|faut il|il faut) pour (?:ne (?:plus|pas|jamais) (?:se|me) reveiller|mourir)",
+        r"(?:on peut|peut-on|est-ce qu'on peut) mourir (?:d'une|avec une|en prenant|de) (?:overdose|surdose|trop de|"
+        rf"boite|{_MEDS_FR})",
+        r"(?:le pont|l'immeuble|le batiment|la falaise|la tour) (?:le|la) plus haute?",
+        r"(?:est-ce que ca fait|ca fait) mal de (?:mourir|se noyer|se pendre|sauter)",
+        family="means",
+    ),
+    # Hopelessness, about life as a whole.
+    sign(
+        "fr.suicide.hopeless",
+        S,
+        1,
+        r"a quoi bon (?:vivre|continuer|tout ca|me lever|se lever|se battre|lutter)",
+        rf"a quoi bon{END}",
+        r"(?:je n'ai|j'ai|il n'y a|il y a) (?:plus|aucun|pas) (?:d')?(?:espoir|avenir)",
+        r"(?:plus|aucun) d'espoir",
+        r"(?:rien|ca) (?:ne )?(?:va|ira) (?:jamais )?(?:s'ameliorer|aller mieux|changer)",
+        r"ma vie (?:est|n'a) (?:foutue|fichue|aucun sens|pas de sens|plus de sens|nulle|un echec|finie)",
+        rf"je (?:ne )?vois (?:plus|pas) (?:l'interet|le sens|d'avenir|a quoi ca sert)(?: de (?:vivre|rien|continuer))?{END}",
+        r"(?:je suis|suis) (?:fatiguee?|epuisee?|lasse?) de (?:tout|me battre|lutter|exister)" + END,
+        r"plus envie de rien",
+        r"(?:je me fiche|je m'en fiche|je m'en fous) de (?:ce qui m'arrive|mourir|vivre)",
+        family="hopeless",
+    ),
+    sign(
+        "fr.suicide.tired_of_life",
+        S,
+        2,
+        r"(?:je suis|suis) (?:fatiguee?|epuisee?|lasse?) de (?:vivre|la vie)",
+        r"fatiguee? de vivre",
+        r"(?:disparaitre|partir) (?:pour toujours|pour de bon|a jamais|definitivement)",
+        family="passive_wish",
+    ),
+    sign(
+        "fr.suicide.passive",
+        S,
+        1,
+        r"(?:envie de|voudrais|veux|j'aimerais) disparaitre",
+        r"personne ne (?:le )?remarquerait si je (?:disparaissais|n'etais plus la|partais|mourais)",
+        r"si je disparaissais",
+        family="passive_wish",
+    ),
+    # Burden.
+    sign(
+        "fr.suicide.burden",
+        S,
+        1,
+        r"(?:je suis|je me sens) (?:un|une) (?:poids|fardeau|boulet|charge)",
+        r"(?:un poids|un fardeau|une charge|un boulet) pour (?:tout le monde|tous|les autres|ma famille|eux|vous|toi|"
+        r"mes proches)",
+
+        r"je (?:gache|pourris) la vie de (?:tout le monde|ma famille|mes proches)",
+        family="burden",
+    ),
+    sign("fr.suicide.worthless", S, 1, r"je (?:ne )?(?:sers|servirais) (?:plus )?a rien", family="worthless"),
+    # Trapped.
+    sign(
+        "fr.suicide.trapped",
+        S,
+        1,
+        r"(?:je me sens|je suis|me sens) (?:pieg(?:e|ee)|coincee?|enfermee?|prise? au piege)",
+        r"(?:pas|aucune) d'issue",
+        r"(?:aucune|pas de) (?:porte de )?sortie",
+        r"je (?:ne )?vois pas (?:comment m'en sortir|d'issue|de sortie)",
+        family="trapped",
+    ),
+    # Unbearable pain.
+    sign(
+        "fr.suicide.unbearable",
+        S,
+        1,
+        r"je n'en peux plus",
+        r"(?:j'en peux plus|j'en peux vraiment plus)",
+        r"je (?:ne )?(?:peux|supporte) plus (?:rien|tout ca|cette douleur|ma vie|la douleur|cette vie|vivre comme ca)",
+        r"(?:c'est|la douleur est|ca devient|ma vie est) (?:insupportable|trop dur a supporter|invivable|trop lourde?)",
+        r"je (?:n'arrive|arrive) plus a (?:tenir|supporter|continuer|faire face)",
+        rf"je (?:ne )?tiens plus{END}",
+        family="unbearable",
+    ),
+    # Withdrawal.
+    sign(
+        "fr.suicide.withdrawal",
+        S,
+        1,
+        r"je (?:ne )?(?:vois|parle|reponds) plus a personne",
+        r"je (?:ne )?vois plus (?:personne|mes amis|ma famille)",
+        r"je (?:ne )?(?:sors|suis sortie?) (?:plus|pas) de (?:ma chambre|chez moi|mon lit)(?: depuis)?",
+        r"je (?:m'isole|me suis isolee?|m'enferme|me coupe de tout le monde)",
+        r"je (?:ne )?reponds plus (?:a mes amis|au telephone|aux messages)",
+        family="withdrawal",
+    ),
+    sign(
+        "fr.suicide.substance",
+        S,
+        1,
+        r"je bois (?:de plus en plus|beaucoup plus|plus|trop) (?:pour|afin d'|afin de) (?:oublier|tenir|dormir|ne plus "
+        r"rien sentir|supporter|ne plus penser)",
+        family="substance",
+    ),
+    # Hedges.
+    sign(
+        "fr.suicide.hedge",
+        S,
+        1,
+        r"(?:pour l'instant|pour le moment|pour ce soir|pour aujourd'hui|ce soir)(?: ,)? (?:ca va|je suis en securite|"
+        r"je ne ferai rien|je vais bien|je tiens|je ne vais rien faire)",
+        r"(?:ca va|je suis en securite|je ne ferai rien|je ne vais rien faire|je tiens|je vais bien) (?:pour l'instant|"
+        r"pour le moment|pour ce soir|pour aujourd'hui|je crois|je pense|j'imagine)",
+        r"je (?:ne )?(?:peux|peut|pourrais) (?:pas|rien) (?:promettre|vous promettre|te promettre|vous le promettre|"
+        r"te le promettre)",
+        r"je (?:ne )?(?:promets|promet) rien",
+        r"(?:je crois|je pense|j'espere|normalement|probablement|peut-etre) (?:que )?(?:je suis en securite|ca va "
+        r"aller|je ne ferai rien|je tiendrai|je ne vais rien faire)",
+        r"je (?:ne )?sais pas si je (?:vais|peux|pourrai) (?:tenir|rester en securite|continuer)",
+        r"je vais essayer de (?:tenir|ne rien faire|rester en securite)",
+        r"(?:rien|je ne ferai rien|ca ira) tant qu",
+        family="hedge",
+    ),
+    sign(
+        "fr.suicide.secrecy",
+        S,
+        1,
+        r"(?:ne le dites|ne le dis|ne dites|ne dis|le dites|le dis|dis|dites) (?:pas |rien )?a (?:personne|mes parents|"
+        r"ma famille|mon mari|ma femme|mon medecin)",
+        r"(?:promettez|promets)(?:-moi| moi)? de ne (?:rien )?(?:le )?dire",
+        r"garde(?:z)? (?:ca|le) pour (?:toi|vous)",
+        r"personne ne (?:le )?sait",
+        r"je n'en ai (?:jamais )?parle a personne",
+        family="secrecy",
+    ),
+    sign(
+        "fr.suicide.refuses_help",
+        S,
+        1,
+        r"(?:personne|rien) ne peut m'aider",
+        r"je (?:ne )?veux pas (?:d'aide|appeler|de numero|parler a un psy|voir un psy|qu'on m'aide)",
+        r"(?:le psy|les psys|la therapie|le 3114|les numeros|appeler|parler) (?:ne sert|ca sert|servent|sert|ne servent) "
+        r"a rien",
+        r"je n'appellerai (?:personne|pas)",
+        family="refuses_help",
+    ),
+    rule(
+        "fr.suicide.voices",
+        S,
+        "high",
+        r"(?:des |les |une |la )?voix (?:dans ma tete )?(?:me disent|me dit|m'ordonnent|m'ordonne|me demandent|"
+        r"me demande|me poussent|me pousse) (?:de|a) (?:me|sauter|mourir|tuer|faire|m'|blesser|frapper|en finir)",
+        r"j'entends des voix (?:qui|me)",
+        negatable=False,
+    ),
+    # == Helpers: someone worried about another person (988 and 3114 answer them too) ==
+    rule(
+        "en.helper.explicit",
+        H,
+        "high",
+        rf"(?:kill|hurt|harm|cut|cutting|hurting|harming|killing|starve|starving|burning|burn) {_SELF3}",
+        rf"(?:end|ending|take|taking) {_POSS3} (?:own )?life",
+        rf"{_THIRD}(?: is| was|'s| seems| has been| might be| could be| sounds| looks| may be) (?:so )?"
+        r"(?:suicidal|self-harming|self harming)",
+        rf"{_SAYS} (?:that )?(?:he|she|they) (?:wants?|wanted|would like) to (?:die|be dead|not be here|not exist|"
+        r"not be alive|disappear forever)",
+        rf"{_SAYS} (?:that )?(?:he|she|they|everyone) (?:would|'d|will) be better off (?:without (?:him|her|them)|dead)",
+        rf"{_SAYS} (?:that )?(?:there's|there is) no (?:reason|point) (?:to|in) (?:live|living|going on)",
+        rf"(?:cuts|scars|burns|marks) on {_POSS3} (?:arms?|wrists?|legs?|thighs?|stomach)",
+        rf"(?:found|saw|read) (?:a |his |her |their )?(?:suicide note|goodbye letter|goodbye note)",
+        rf"{_POSS3} (?:suicide note|goodbye letter|searches about suicide|searches about dying|searches about how to die)",
+        rf"(?:searched|searching|googled|googling|looked up|looking up) (?:how to (?:die|kill {_SELF3})|suicide|"
+        r"ways to die)",
+        r"(?:suicide|suicidal) (?:friend|son|daughter|child|teen|partner|brother|sister)",
+        rf"{_THIRD}(?: [a-z'-]+){{0,2}} (?:talks|talking|talked|talk|keeps talking|mentioned|mentions|jokes|joking|"
+        rf"joked|texts|texting|posts|posting|posted|writes|writing|wrote) about (?:suicide|killing {_SELF3}|dying|"
+        rf"ending {_POSS3} life|wanting to die|not wanting to live|not being here)",
+        rf"(?:{_THIRD}|he's|she's|they're)(?: [a-z'-]+){{0,3}} (?:wants|wanted|wishes|wished|is going|going|is planning|"
+        rf"planning|plans|tried|has tried|keeps trying|is trying|trying|is thinking of|thinks of) (?:to |about |of )?"
+        rf"(?:die|dying|kill {_SELF3}|killing {_SELF3}|end {_POSS3} (?:own )?life|end it|end it all|ending it|"
+        rf"overdose|be dead)",
+        r"(?:she|he|they) (?:wishes|wished|wants|wanted) (?:she|he|they) (?:was|were) dead",
+        rf"{_THIRD} (?:doesn't|does not|can't|cannot|don't|no longer) see(?:s)? (?:a|any|the) (?:reason|point) (?:to|in|for) "
+        r"(?:live|living|go on|going on|being alive)",
+        negatable=False,
+    ),
+    sign(
+        "en.helper.signs",
+        H,
+        2,
+        rf"{_THIRD}(?: is|'s| has been| was| keeps)? (?:giving|gave|given) (?:away {_POSS3}|{_POSS3} [a-z]+ away)",
+        rf"{_THIRD} (?:said|says|has been saying|keeps saying) goodbye to (?:everyone|us|people|{_POSS3} friends)",
+        rf"(?:found|finding) (?:pills|tablets|razor blades?|blades|a rope|a knife|a gun) (?:hidden )?(?:in|under) "
+        rf"{_POSS3} (?:room|bed|bag|drawer|car)",
+        rf"{_SAYS} (?:that )?(?:he|she|they) (?:won't|will not) be (?:around|here) (?:much longer|for long|anymore)",
+        rf"{_SAYS} (?:that )?(?:he's|she's|they're|he is|she is|they are) (?:a burden|hopeless|trapped)",
+        family="helper_signs",
+    ),
+    sign(
+        "en.helper.worry",
+        H,
+        1,
+        rf"(?:worried|scared|afraid|terrified|concerned|frightened) (?:that )?{_THIRD} (?:might|will|could|is going to|"
+        r"may) (?:do something|not be safe|hurt|harm)",
+        rf"{_THIRD}(?: seem| seems| is|'s| has been| was| got) (?:so |very )?(?:hopeless|withdrawn|isolating|not himself|"
+        r"not herself|not themselves)",
+        rf"{_THIRD} (?:stopped|has stopped|won't stop) (?:eating|talking to (?:anyone|us|everyone)|seeing {_POSS3} friends)",
+        family="helper_worry",
+    ),
+    rule(
+        "fr.helper.explicit",
+        H,
+        "high",
+        rf"{_TIERS_FR} (?:veut|voudrait|a envie de|parle de|pense a|parle souvent de|menace de) (?:mourir|se suicider|"
+        r"se tuer|en finir|ne plus vivre|disparaitre pour toujours|mettre fin a ses jours)",
+        r"(?:dit|m'a dit|a dit|ecrit|m'a ecrit|repete) qu'(?:il|elle) (?:veut|voulait|voudrait) (?:mourir|en finir|se "
+        r"suicider|se tuer|disparaitre|ne plus vivre)",
+        r"(?:dit|m'a dit|a dit|repete) qu'(?:il|elle) n'a plus (?:envie|de raison) de vivre",
+        r"se (?:suicider|scarifier|mutiler|faire du mal|couper les veines|tuer)",
+        rf"(?:il|elle|ils|elles|{_TIERS_FR}) se (?:scarifie|scarifient|mutile|mutilent|suicide|coupe|coupent|fait du mal|"
+        r"tue|brule|brulent)",
+        r"se (?:fasse|fait|faire) du mal",
+        r"mettre fin a ses jours",
+        r"(?:il|elle) est suicidaire",
+        r"(?:coupures|cicatrices|marques|brulures) sur (?:ses|son|les) (?:bras|poignets|jambes|cuisses|ventre)"
+        r"(?: de (?:mon|ma) [a-z]+)?",
+        r"(?:sa|une) lettre d'adieu",
+        r"(?:serait|seraient|serions) mieux sans (?:lui|elle)",
+        negatable=False,
+    ),
+    sign(
+        "fr.helper.signs",
+        H,
+        2,
+        r"(?:il|elle) (?:donne|a donne|distribue|a distribue) (?:toutes |tous )?ses (?:affaires|choses|objets|jeux|vetements)",
+        r"(?:il|elle) (?:a dit|dit) (?:adieu|au revoir) a tout le monde",
+        rf"(?:trouve|trouver) (?:des {_MEDS_FR}|des lames|une corde|un couteau) (?:caches? )?(?:dans|sous) (?:sa|son|ses) "
+        r"(?:chambre|lit|sac|tiroir)",
+        r"(?:dit|m'a dit|a dit|repete) qu'(?:il|elle) (?:est|serait) un (?:poids|fardeau)",
+        family="helper_signs",
+    ),
+    sign(
+        "fr.helper.worry",
+        H,
+        1,
+        r"(?:j'ai peur|je crains|je m'inquiete) qu'(?:il|elle) (?:fasse une betise|fasse quelque chose|ne soit pas en "
+        r"securite)",
+        r"(?:il|elle) (?:ne parle plus a personne|s'isole|ne sort plus de sa chambre|ne mange plus)",
+        family="helper_worry",
+    ),
+)
