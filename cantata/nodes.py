@@ -166,12 +166,18 @@ class ModelCall:
                             raise
                         # One repair: same briefing (still cached), plus the error to fix.
                         self.emit("agent_retry", agent.name, repair=True, error=str(invalid))
-                        repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
+                        repair = [
+                            *self.messages,
+                            Message("assistant", text),
+                            Message("user", repair_instruction(invalid)),
+                        ]
                         text = await self._generate(repair)
                         output = self._parse(text)
                     return await self._checked(output, text)
             except TimeoutError:
-                raise BackendError(f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'") from None
+                raise BackendError(
+                    f"timed out after {agent.timeout_s:g} s on instance '{self.instance.name}'"
+                ) from None
 
     def _parse(self, text: str) -> Any:
         if self.contract is not None:
@@ -250,4 +256,3 @@ class ModelCall:
         self.result.cached_tokens += usage.cached_tokens
         self.result.completion_tokens += usage.completion_tokens
         return "".join(parts)
-

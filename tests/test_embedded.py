@@ -41,7 +41,9 @@ async def test_streams_text_and_reports_usage(backend: EmbeddedBackend) -> None:
     assert len(texts) > 3, "the answer should arrive token by token"
     usage = chunks[-1].usage
     assert usage is not None and usage.prompt_tokens == backend.count_tokens(
-        "<|im_start|>system\n" + BRIEFING + "<|im_end|>\n<|im_start|>user\nReply in one sentence.<|im_end|>\n<|im_start|>assistant\n"
+        "<|im_start|>system\n"
+        + BRIEFING
+        + "<|im_end|>\n<|im_start|>user\nReply in one sentence.<|im_end|>\n<|im_start|>assistant\n"
     )
     assert 0 < usage.completion_tokens <= 24
 
@@ -62,7 +64,9 @@ async def test_schema_constrains_the_reply(backend: EmbeddedBackend) -> None:
 
 
 async def test_second_call_with_the_same_briefing_reuses_it(backend: EmbeddedBackend) -> None:
-    first = CompletionRequest(messages=[Message("system", BRIEFING), Message("user", "Role one: reflect.")], max_tokens=8)
+    first = CompletionRequest(
+        messages=[Message("system", BRIEFING), Message("user", "Role one: reflect.")], max_tokens=8
+    )
     second = CompletionRequest(messages=[Message("system", BRIEFING), Message("user", "Role two: ask.")], max_tokens=8)
     await collect(backend, first)
     usage = (await collect(backend, second))[-1].usage

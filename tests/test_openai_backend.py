@@ -262,7 +262,9 @@ async def test_think_block_split_anywhere_never_reaches_the_answer(size: int) ->
 
 
 async def test_think_tags_split_across_named_chunks() -> None:
-    stream = sse(delta("\n<th"), delta("ink>pondering"), delta(" more</thi"), delta("nk>Answer"), delta(" text", finish="stop"))
+    stream = sse(
+        delta("\n<th"), delta("ink>pondering"), delta(" more</thi"), delta("nk>Answer"), delta(" text", finish="stop")
+    )
     backend = backend_for(Server(stream))
     chunks = await collect(backend, CompletionRequest(MESSAGES))
     await backend.close()
@@ -373,7 +375,12 @@ ERROR_CASES = [
     ("malformed-json", answering(200, b'data: {"choices": [{"delta": {"content": "a"\n\n'), BackendProtocolError, None),
     ("not-an-object", answering(200, sse("[1, 2]")), BackendProtocolError, None),
     ("bad-choices", answering(200, sse({"choices": "nope"})), BackendProtocolError, None),
-    ("bad-utf8", answering(200, b'data: {"choices": [{"delta": {"content": "\xff"}}]}\n\n'), BackendProtocolError, None),
+    (
+        "bad-utf8",
+        answering(200, b'data: {"choices": [{"delta": {"content": "\xff"}}]}\n\n'),
+        BackendProtocolError,
+        None,
+    ),
     ("no-done", answering(200, sse(delta("cut"), done=False)), BackendProtocolError, None),
     ("error-event", answering(200, sse({"error": {"message": "overloaded", "code": 503}})), BackendHTTPError, 503),
     ("remote-protocol", failing_midway(httpx.RemoteProtocolError("peer closed")), BackendError, None),
@@ -425,7 +432,12 @@ async def test_check_lists_models_and_dialect() -> None:
     await backend.close()
     assert info.backend == "openai"
     assert info.model == "qwen"
-    assert info.details == {"url": URL, "dialect": "llama-cpp-python", "priority_scheduling": False, "models": ["qwen", "other"]}
+    assert info.details == {
+        "url": URL,
+        "dialect": "llama-cpp-python",
+        "priority_scheduling": False,
+        "models": ["qwen", "other"],
+    }
     assert server.requests[0].extensions["timeout"]["read"] == 5.0
 
 

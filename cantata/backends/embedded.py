@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from llama_cpp import Llama
-from llama_cpp.llama_grammar import LlamaGrammar
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
 from cantata.backends.model_files import model_path
@@ -154,9 +154,8 @@ class EmbeddedBackend(Backend):
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):  # the shorter one bounds the prefix
         if x != y:
             break
         n += 1
     return n
-

@@ -446,7 +446,11 @@ def _excerpt(response: httpx.Response) -> str:
         payload = None
     if isinstance(payload, dict):
         error = payload.get("error")
-        for candidate in (error.get("message") if isinstance(error, dict) else error, payload.get("detail"), payload.get("message")):
+        for candidate in (
+            error.get("message") if isinstance(error, dict) else error,
+            payload.get("detail"),
+            payload.get("message"),
+        ):
             if candidate:
                 text = candidate if isinstance(candidate, str) else json.dumps(candidate)
                 break

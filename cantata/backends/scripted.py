@@ -11,8 +11,8 @@ import asyncio
 import json
 import random
 import zlib
-from pathlib import Path
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
@@ -46,7 +46,10 @@ class ScriptedBackend(Backend):
             await asyncio.sleep(self.config.latency_s)
         if attempt <= self.config.fail_first:
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
-        if self.config.fail_rate and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate:
+        if (
+            self.config.fail_rate
+            and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate
+        ):
             raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
         if request.agent in self._canned:
             text = self._next_canned(request.agent)
@@ -63,7 +66,6 @@ class ScriptedBackend(Backend):
         else:
             yield Chunk(text=text)
         yield Chunk(usage=Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces)))
-
 
     def _next_canned(self, agent: str) -> str:
         replies = self._canned[agent]
