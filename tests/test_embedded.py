@@ -129,3 +129,19 @@ async def test_example_turn_on_the_embedded_model(home: Path) -> None:
         assert later and all(a.cached_tokens > 0 for a in later)
     assert second.turn == 2
     assert agents["quick"].cached_tokens > 0  # turn 2's first call reuses turn 1's briefing prefix
+
+
+async def test_a_schema_with_a_long_bound_neither_crashes_nor_crawls(backend: EmbeddedBackend) -> None:
+    # 4000 nested optional rules in llama.cpp's grammar overflowed its stack: a segfault.
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "maxLength": 4000}},
+        "required": ["code"],
+    }
+    request = CompletionRequest(
+        messages=[Message("system", BRIEFING), Message("user", "Write a Python comment in JSON.")],
+        max_tokens=40,
+        schema=schema,
+    )
+    chunks = await collect(backend, request)
+    assert "".join(c.text for c in chunks).startswith("{")
