@@ -127,11 +127,14 @@ async def layout() -> tuple[float, float]:
     backend = EmbeddedBackend(InstanceConfig(name="bench", backend="embedded", context=8192))
     await backend.check()
     history = "\n".join(
-        f"[turn {n}] User: {MESSAGES[n % 3]}\n[turn {n}] Reply: That sounds hard. What would help?" for n in range(1, 26)
+        f"[turn {n}] User: {MESSAGES[n % 3]}\n[turn {n}] Reply: That sounds hard. What would help?"
+        for n in range(1, 26)
     )
     briefing = f"You are part of a coaching team.\n## Earlier in this conversation\n{history}\n## The new message\nHi\n"
-    roles = [f"## Your role: {name}\nDescribe the person in one line." for name in
-             ("coach", "shadow", "persona", "plasticity", "stability", "synth")]
+    roles = [
+        f"## Your role: {name}\nDescribe the person in one line."
+        for name in ("coach", "shadow", "persona", "plasticity", "stability", "synth")
+    ]
 
     async def six(order: str) -> float:
         start = time.perf_counter()
@@ -141,7 +144,9 @@ async def layout() -> tuple[float, float]:
                 if order == "shared-first"
                 else [Message("system", role), Message("user", briefing)]
             )
-            async with aclosing(backend.complete(CompletionRequest(messages=messages, max_tokens=4, temperature=0))) as stream:
+            async with aclosing(
+                backend.complete(CompletionRequest(messages=messages, max_tokens=4, temperature=0))
+            ) as stream:
                 async for _ in stream:
                     pass
         return time.perf_counter() - start
@@ -158,13 +163,19 @@ def main() -> None:
     shared, role = asyncio.run(layout())
     print("coaching pipeline on the embedded model (medians)")
     print(f"  coach first token, alone          {r['alone']:.2f} s")
-    print(f"  coach first token, full turn      {r['full']:.2f} s  = {r['full'] / r['alone']:.2f}x alone   (target <= 1.2x)")
-    print(f"  full turn                         {r['turn']:.1f} s   (target < 15 s; 9 turns); agents ok: {100 * r['ok']:.0f}%")
+    print(
+        f"  coach first token, full turn      {r['full']:.2f} s  = {r['full'] / r['alone']:.2f}x alone   (target <= 1.2x)"
+    )
+    print(
+        f"  full turn                         {r['turn']:.1f} s   (target < 15 s; 9 turns); agents ok: {100 * r['ok']:.0f}%"
+    )
     print(
         f"  prompt tokens computed, turn 6    {r['computed']:.0f} vs the longest single prompt {r['largest']:.0f}"
         f"  = {r['computed'] / max(r['largest'], 1):.2f}x   (target <= 1.5x)"
     )
-    print(f"  six calls, 25-turn history        shared first {shared:.2f} s, role first {role:.2f} s = {role / shared:.1f}x faster")
+    print(
+        f"  six calls, 25-turn history        shared first {shared:.2f} s, role first {role:.2f} s = {role / shared:.1f}x faster"
+    )
 
 
 if __name__ == "__main__":

@@ -123,12 +123,22 @@ def main() -> None:
     r = asyncio.run(measure())
     print("scheduler overhead, coaching-shaped DAG (7 nodes) on scripted instances")
     print(f"  critical path                     {r['critical_path_s']:.3f} s")
-    print(f"  one turn                          {r['turn_s']:.3f} s  = {r['turn_ratio']:.3f}x critical path   (target <= 1.02x)")
-    print(f"  lock-step rounds, same latencies  {r['lock_step_ratio']:.3f}x critical path (what rounds would cost at best)")
-    print(f"  200 sessions at once              {r['sessions_200_s']:.3f} s  = {r['sessions_200_ratio']:.3f}x critical path   (target <= 1.10x)")
+    print(
+        f"  one turn                          {r['turn_s']:.3f} s  = {r['turn_ratio']:.3f}x critical path   (target <= 1.02x)"
+    )
+    print(
+        f"  lock-step rounds, same latencies  {r['lock_step_ratio']:.3f}x critical path (what rounds would cost at best)"
+    )
+    print(
+        f"  200 sessions at once              {r['sessions_200_s']:.3f} s  = {r['sessions_200_ratio']:.3f}x critical path   (target <= 1.10x)"
+    )
     print("  per-node overhead at zero latency (target <= 50 us):")
-    print(f"    turn time / 7 nodes             {r['per_node_us_file']:.1f} us (SQLite file)   {r['per_node_us_memory']:.1f} us (in-memory SQLite)")
-    print(f"    each node beyond the first      {r['marginal_node_us_file']:.1f} us (SQLite file)   {r['marginal_node_us_memory']:.1f} us (in-memory SQLite)")
+    print(
+        f"    turn time / 7 nodes             {r['per_node_us_file']:.1f} us (SQLite file)   {r['per_node_us_memory']:.1f} us (in-memory SQLite)"
+    )
+    print(
+        f"    each node beyond the first      {r['marginal_node_us_file']:.1f} us (SQLite file)   {r['marginal_node_us_memory']:.1f} us (in-memory SQLite)"
+    )
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import coaching  # noqa: E402
-import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
 import overhead  # noqa: E402
 import safety  # noqa: E402
+import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
 
 if __name__ == "__main__":
     overhead.main()

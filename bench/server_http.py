@@ -101,15 +101,31 @@ def main() -> None:
         pipeline_path = write_pipeline(folder)
         lines = ["instances:"]
         for inst in config(LATENCY).instances:
-            lines += [f"  - name: {inst.name}", "    backend: scripted", f"    latency_s: {inst.latency_s}",
-                      f"    serves: [{inst.name}]"]
+            lines += [
+                f"  - name: {inst.name}",
+                "    backend: scripted",
+                f"    latency_s: {inst.latency_s}",
+                f"    serves: [{inst.name}]",
+            ]
         (folder / "instances.yaml").write_text("\n".join(lines) + "\n")
         port = free_port()
         env = dict(os.environ, CANTATA_HOME=str(folder / "server-home"), PYTHONPATH=str(folder))
         server = subprocess.Popen(
-            [sys.executable, "-m", "cantata", "serve", "--port", str(port), "--config", str(folder / "instances.yaml"),
-             "--pipeline", str(pipeline_path)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "cantata",
+                "serve",
+                "--port",
+                str(port),
+                "--config",
+                str(folder / "instances.yaml"),
+                "--pipeline",
+                str(pipeline_path),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         url = f"http://127.0.0.1:{port}"
         try:
@@ -121,7 +137,9 @@ def main() -> None:
                 except httpx.HTTPError:
                     pass
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}")
+                    raise SystemExit(
+                        f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}"
+                    )
                 time.sleep(0.2)
             cpu_before, client_before = cpu_seconds(server.pid), time.process_time()
             ok, errors, wall = asyncio.run(over_http(url, SESSIONS))
@@ -137,16 +155,24 @@ def main() -> None:
     print(f"server over HTTP: {SESSIONS} concurrent streamed chat sessions, coaching-shaped DAG, scripted instances")
     print(f"  errors                              {errors}   (target 0)")
     print(f"  critical path                       {path:.3f} s; all {SESSIONS} turns in {wall:.3f} s")
-    print(f"  median turn, HTTP / in process      {statistics.median(finals):.3f} s / {statistics.median(local):.3f} s"
-          f" = {ratio:.3f}x   (target <= 1.05x)")
+    print(
+        f"  median turn, HTTP / in process      {statistics.median(finals):.3f} s / {statistics.median(local):.3f} s"
+        f" = {ratio:.3f}x   (target <= 1.05x)"
+    )
     if ok:
-        print(f"  first early byte  p50 / p99         {pct(firsts, .5):.3f} s / {pct(firsts, .99):.3f} s"
-              f"   (early agent alone: {LATENCY['coach']:.3f} s)")
-        print(f"  final reply       p50 / p99         {pct(finals, .5):.3f} s / {pct(finals, .99):.3f} s"
-              f" = {pct(finals, .5) / path:.3f}x / {pct(finals, .99) / path:.3f}x critical path")
+        print(
+            f"  first early byte  p50 / p99         {pct(firsts, 0.5):.3f} s / {pct(firsts, 0.99):.3f} s"
+            f"   (early agent alone: {LATENCY['coach']:.3f} s)"
+        )
+        print(
+            f"  final reply       p50 / p99         {pct(finals, 0.5):.3f} s / {pct(finals, 0.99):.3f} s"
+            f" = {pct(finals, 0.5) / path:.3f}x / {pct(finals, 0.99) / path:.3f}x critical path"
+        )
     print(f"  server CPU per turn                 {1000 * cpu / (SESSIONS + 1):.2f} ms (user + system, /proc)")
-    print(f"  client CPU per turn (this process)  {1000 * client_cpu / (SESSIONS + 1):.2f} ms: on {os.cpu_count()} cores,"
-          " client and server share the machine")
+    print(
+        f"  client CPU per turn (this process)  {1000 * client_cpu / (SESSIONS + 1):.2f} ms: on {os.cpu_count()} cores,"
+        " client and server share the machine"
+    )
 
 
 if __name__ == "__main__":

@@ -115,7 +115,9 @@ def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
 def validate(file: Path) -> None:
     """Check a pipeline file without running it."""
     pipeline = load_pipeline(file)
-    click.echo(f"{file}: ok: pipeline '{pipeline.name}', {len(pipeline.agents)} agents, order {' -> '.join(pipeline.order)}")
+    click.echo(
+        f"{file}: ok: pipeline '{pipeline.name}', {len(pipeline.agents)} agents, order {' -> '.join(pipeline.order)}"
+    )
 
 
 @cli.command("pipelines")

@@ -120,7 +120,9 @@ class Pool:
         inst_config = self.config.instance_for(alias)
         if inst_config is None:
             where = self.config.path or "the built-in config"
-            raise ConfigError(f"{where}: no instance serves the model alias '{alias}'; add it to an instance's 'serves'")
+            raise ConfigError(
+                f"{where}: no instance serves the model alias '{alias}'; add it to an instance's 'serves'"
+            )
         if inst_config.name not in self.instances:
             self.instances[inst_config.name] = Instance(inst_config, make_backend(inst_config))
         return self.instances[inst_config.name]

@@ -70,7 +70,9 @@ class TurnRunner:
         return time.monotonic() - self._t0
 
     def emit(self, type: EventType, agent: str | None = None, **data: Any) -> None:
-        self.bus.publish(Event(type, self.turn_id, self.session.id, self.clock(), agent, data, user_id=self.session.user_id))
+        self.bus.publish(
+            Event(type, self.turn_id, self.session.id, self.clock(), agent, data, user_id=self.session.user_id)
+        )
 
     async def run(self) -> TurnResult:
         self._t0 = time.monotonic()
@@ -294,7 +296,9 @@ class TurnRunner:
         self.emit("agent_started", agent.name, function=agent.function, **at)
         ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         contract = self.pipeline.contracts[agent.name]
-        output = await run_function(self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s, agent=agent.name)
+        output = await run_function(
+            self.pipeline.functions[agent.name], ctx, contract, agent.timeout_s, agent=agent.name
+        )
         self._record_conflicts(agent, ctx)
         return output
 
@@ -382,4 +386,3 @@ class TurnRunner:
         if "ok" not in statuses:
             return "failed"
         return "ok" if all(s == "ok" for s in statuses) else "degraded"
-

@@ -50,7 +50,9 @@ def parse_metrics(text: str) -> ServerFigures:
     )
 
 
-async def scrape(base_url: str, *, timeout: float = 3.0, transport: httpx.AsyncBaseTransport | None = None) -> ServerFigures | None:
+async def scrape(
+    base_url: str, *, timeout: float = 3.0, transport: httpx.AsyncBaseTransport | None = None
+) -> ServerFigures | None:
     """The server's figures, or None when it has no /metrics (or is unreachable)."""
     root = base_url.rstrip("/").removesuffix("/v1")
     try:

@@ -450,7 +450,9 @@ def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable
 
     module, _, function = reference.removeprefix(SANDBOX_PREFIX).rpartition(".")
     if not module or not function or "." in module:
-        raise SpecError(f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline")
+        raise SpecError(
+            f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline"
+        )
     if not (base / f"{module}.py").exists():
         raise SpecError(f"{source.where(loc)}: '{reference}': no file {module}.py beside the pipeline (in {base})")
     return sandboxed_function(base, module, function)

@@ -56,7 +56,7 @@ def contract_from_schema(schema: dict[str, Any], *, name: str, where: str) -> Ou
     except jsonschema.exceptions.SchemaError as exc:
         raise SpecError(f"{where}: invalid JSON Schema: {exc.message}") from None
     if schema.get("type") != "object":
-        raise SpecError(f"{where}: an output schema must describe an object (\"type\": \"object\")")
+        raise SpecError(f'{where}: an output schema must describe an object ("type": "object")')
     try:
         outline(schema, schema)  # follows every $ref a prompt will need
     except LookupError as exc:

@@ -42,7 +42,9 @@ class AgentResult:
     completion_tokens: int = 0
     finish_reason: Annotated[
         str | None,
-        Field(description='Why the last model call ended: "stop", "length" (cut at max_tokens), ...; none for functions.'),
+        Field(
+            description='Why the last model call ended: "stop", "length" (cut at max_tokens), ...; none for functions.'
+        ),
     ] = None
     output: Any = None
     error: str | None = None

@@ -105,9 +105,7 @@ def parse_yaml(text: str, path: Path, error: type[UserError]) -> YamlSource:
     return source
 
 
-def _convert(
-    node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: Path, error: type[UserError]
-) -> Any:
+def _convert(node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: Path, error: type[UserError]) -> Any:
     lines.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}

@@ -23,8 +23,9 @@ async def running(app: FastAPI) -> AsyncIterator[FastAPI]:
 
 def client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cantata.test", headers=headers,
-                             timeout=30)
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://cantata.test", headers=headers, timeout=30
+    )
 
 
 def make_app(config: Path, home: Path, **options: object) -> FastAPI:

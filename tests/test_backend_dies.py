@@ -75,5 +75,8 @@ async def test_server_killed_mid_stream(write: WriteFile, home: Path, tmp_path: 
     assert result.status == "degraded"
     db = sqlite3.connect(home / "cantata.db")
     assert db.execute("SELECT status FROM turns").fetchall() == [("degraded",)]
-    assert sorted(db.execute("SELECT agent, status FROM blackboard").fetchall()) == [("after", "ok"), ("talk", "failed")]
+    assert sorted(db.execute("SELECT agent, status FROM blackboard").fetchall()) == [
+        ("after", "ok"),
+        ("talk", "failed"),
+    ]
     assert ("agent_failed", "talk") in db.execute("SELECT type, agent FROM events").fetchall()

@@ -28,7 +28,8 @@ def chat(write: WriteFile, stdin: bytes, *args: str) -> subprocess.CompletedProc
     config = scripted_config(write, fake={"latency_s": 0.01})
     done = subprocess.run(
         [sys.executable, "-m", "cantata", "chat", str(write("talk.yaml", PIPELINE)), "--config", str(config), *args],
-        input=stdin, capture_output=True,
+        input=stdin,
+        capture_output=True,
     )
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 

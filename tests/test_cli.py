@@ -31,8 +31,18 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
     agents = {a["name"]: a for a in turn["agents"]}
     for agent in agents.values():
         assert set(agent) == {
-            "name", "status", "instance", "started_s", "finished_s", "attempts",
-            "prompt_tokens", "cached_tokens", "completion_tokens", "finish_reason", "output", "error",
+            "name",
+            "status",
+            "instance",
+            "started_s",
+            "finished_s",
+            "attempts",
+            "prompt_tokens",
+            "cached_tokens",
+            "completion_tokens",
+            "finish_reason",
+            "output",
+            "error",
         }
         assert agent["finish_reason"] == "stop"
         assert agent["status"] == "ok" and agent["instance"] == "fake" and agent["attempts"] == 1
@@ -43,16 +53,27 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
     assert 1 <= agents["b"]["output"]["score"] <= 5
 
     # The same session continues with --session.
-    again = cantata("run", str(write("diamond.yaml", DIAMOND)), "-m", "more", "--config", str(config),
-                    "--json", "--session", turn["session"])
+    again = cantata(
+        "run",
+        str(write("diamond.yaml", DIAMOND)),
+        "-m",
+        "more",
+        "--config",
+        str(config),
+        "--json",
+        "--session",
+        turn["session"],
+    )
     assert json.loads(again.stdout)["turn"] == 2
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("name: x\nagents:\n  - name: a\n    prompt: p\n    reads: [b]\n  - name: b\n    prompt: p\n    reads: [a]\n",
-         ":5: the reads form a cycle a -> b -> a"),
+        (
+            "name: x\nagents:\n  - name: a\n    prompt: p\n    reads: [b]\n  - name: b\n    prompt: p\n    reads: [a]\n",
+            ":5: the reads form a cycle a -> b -> a",
+        ),
         ("name: x\nagents:\n  - name: a\n    prompt: p\n    reads: [ghost]\n", ":5: agent 'a' reads 'ghost'"),
         ("name: x\nagents:\n  - name: a\n    prompt: p\n    colour: red\n", ":5: unknown key 'colour'"),
     ],
@@ -71,10 +92,14 @@ def test_bad_config_and_unreachable_backend_write_nothing(write: WriteFile, home
     pipeline = str(write("diamond.yaml", DIAMOND))
     cases = {
         "unbound alias": (scripted_config(write, only={"serves": ["fast"]}), "no instance serves the model alias"),
-        "unknown key": (write("c1.yaml", "instances:\n  - name: x\n    backend: scripted\n    colour: red\n"),
-                        "c1.yaml:4: unknown key 'colour'"),
-        "unreachable": (write("c2.yaml", "instances:\n  - name: far\n    backend: openai\n    url: http://127.0.0.1:9/v1\n"),
-                        "instance 'far' cannot serve"),
+        "unknown key": (
+            write("c1.yaml", "instances:\n  - name: x\n    backend: scripted\n    colour: red\n"),
+            "c1.yaml:4: unknown key 'colour'",
+        ),
+        "unreachable": (
+            write("c2.yaml", "instances:\n  - name: far\n    backend: openai\n    url: http://127.0.0.1:9/v1\n"),
+            "instance 'far' cannot serve",
+        ),
         "invalid yaml": (write("c3.yaml", "instances: [\n"), "invalid YAML"),
     }
     for name, (config, expected) in cases.items():
@@ -96,8 +121,16 @@ def test_empty_message_and_unknown_session(write: WriteFile) -> None:
 
 def test_message_from_stdin_with_invalid_utf8(write: WriteFile) -> None:
     config = str(scripted_config(write, fake={}))
-    done = cantata("run", str(write("diamond.yaml", DIAMOND)), "-m", "-", "--config", config, "--json",
-                   stdin=b"caf\xe9 and \xff bytes")
+    done = cantata(
+        "run",
+        str(write("diamond.yaml", DIAMOND)),
+        "-m",
+        "-",
+        "--config",
+        config,
+        "--json",
+        stdin=b"caf\xe9 and \xff bytes",
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "ok"
 
@@ -116,8 +149,19 @@ def test_unknown_pipeline_name() -> None:
 def test_text_that_is_not_utf8_in_arguments_is_refused(write: WriteFile, home: Path) -> None:
     config = str(scripted_config(write, fake={}))
     done = subprocess.run(
-        [sys.executable, "-m", "cantata", "run", str(write("diamond.yaml", DIAMOND)), "-m", b"hi \xff", "--config", config],
-        capture_output=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "cantata",
+            "run",
+            str(write("diamond.yaml", DIAMOND)),
+            "-m",
+            b"hi \xff",
+            "--config",
+            config,
+        ],
+        capture_output=True,
+        timeout=60,
     )
     assert done.returncode == 2 and b"the message is not valid text" in done.stderr
     assert not home.exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cantata.nodes import FunctionContext
-from cantata.pipelines.coaching.guard import RULES, assess, detect_locale, guard, screen
+from cantata.pipelines.coaching.guard import RULES, assess, detect_locale, guard
 from cantata.pipelines.coaching.models import Guard
 from cantata.pipelines.coaching.safety import Category, Tier, tier_rank
 

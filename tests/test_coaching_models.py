@@ -69,7 +69,16 @@ def test_every_schema_compiles_to_a_llama_cpp_grammar(model: type[BaseModel]) ->
 def test_the_pipeline_loads_with_its_hooks() -> None:
     pipeline = load_bundled("coaching")
     assert pipeline.order[0] == "guard"
-    assert set(pipeline.agents) == {"guard", "coach", "shadow", "persona", "plasticity", "stability", "conflicts", "synth"}
+    assert set(pipeline.agents) == {
+        "guard",
+        "coach",
+        "shadow",
+        "persona",
+        "plasticity",
+        "stability",
+        "conflicts",
+        "synth",
+    }
     assert pipeline.deliverer("early").name == "coach"  # type: ignore[union-attr]
     assert pipeline.deliverer("final").name == "synth"  # type: ignore[union-attr]
     assert set(pipeline.shortcuts) == {"coach", "synth"}
@@ -149,7 +158,12 @@ def test_coach_reply_is_one_reflection_and_one_question() -> None:
     )
     assert draft.reflection == "You want the gym."
     assert draft.question == "What helps you?"
-    assert draft.model_dump() == {"reply": "You want the gym. What helps you?", "source": "generated", "tier": None, "rejected": []}
+    assert draft.model_dump() == {
+        "reply": "You want the gym. What helps you?",
+        "source": "generated",
+        "tier": None,
+        "rejected": [],
+    }
     with pytest.raises(ValidationError, match="reflection and a question"):
         Coach.model_validate({"reflection": "", "question": ""})
     template = Coach(reply="A template.", source="template")
@@ -176,7 +190,13 @@ def test_tidy_collapses_what_small_models_do() -> None:
 
 def test_plasticity_tones_are_distinct() -> None:
     p = Plasticity.model_validate(
-        {"mi_process": "evoking", "grow_phase": "goal", "directiveness": "guiding", "advice_mode": "none", "tone": ["warm", "warm"]}
+        {
+            "mi_process": "evoking",
+            "grow_phase": "goal",
+            "directiveness": "guiding",
+            "advice_mode": "none",
+            "tone": ["warm", "warm"],
+        }
     )
     assert p.tone == ["warm"]
 

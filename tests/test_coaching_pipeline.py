@@ -42,7 +42,9 @@ def assert_safe_final(result: TurnResult, marker: str) -> None:
     assert set(UNIVERSAL_BLOCKED) <= set(out["stability"]["blocked"])
 
 
-async def test_ordinary_message_every_agent_ok_and_early_before_final(scripted: InstancesConfig, tmp_path: Path) -> None:
+async def test_ordinary_message_every_agent_ok_and_early_before_final(
+    scripted: InstancesConfig, tmp_path: Path
+) -> None:
     app = Cantata(scripted, home=tmp_path)
     try:
         result = await app.run_turn(load_bundled("coaching"), GYM)

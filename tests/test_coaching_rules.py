@@ -38,12 +38,12 @@ from cantata.pipelines.coaching.safety import (
     BLOCKED_ACTIONS,
     CATEGORIES,
     LOCALES,
+    RESOURCES_FILE,
     UNIVERSAL_BLOCKED,
     Locale,
     Tier,
     correction_sentence,
     detect_blocked,
-    RESOURCES_FILE,
     load_safety,
     low_template,
     read_safety,
@@ -378,7 +378,9 @@ def test_coach_check_keeps_a_good_draft() -> None:
     ],
 )
 def test_coach_check_replaces_a_failing_draft_without_regenerating(reflection: str, question: str, why: str) -> None:
-    out = coach_check(check_ctx({"reflection": reflection, "question": question}, inputs={"guard": flagged(GYM).model_dump()}))
+    out = coach_check(
+        check_ctx({"reflection": reflection, "question": question}, inputs={"guard": flagged(GYM).model_dump()})
+    )
     assert out.source == "template" and any(why in r for r in out.rejected), out.rejected
     assert out.reply.startswith("You want to go to the gym every morning, and you end up scrolling until nine")
 
@@ -409,13 +411,17 @@ def test_shadow_evidence_cites_only_turns_that_exist() -> None:
     ok = compose_shadow(draft_shadow(), message=GYM, session="s1", turn=3, previous=None)
     assert [(e.turn, e.quote) for e in ok.evidence] == [(3, "end up scrolling until nine")]
     assert ok.dropped_evidence == 0
-    earlier = compose_shadow(draft_shadow(evidence_turn=2, evidence_quote="I said so"), message=GYM, session="s1", turn=3, previous=None)
+    earlier = compose_shadow(
+        draft_shadow(evidence_turn=2, evidence_quote="I said so"), message=GYM, session="s1", turn=3, previous=None
+    )
     assert [e.turn for e in earlier.evidence] == [2]
     for invented in (4, 17, -1):
         out = compose_shadow(draft_shadow(evidence_turn=invented), message=GYM, session="s1", turn=3, previous=None)
         assert out.evidence == [] and out.dropped_evidence == 1
     # A "quote" of the new message that is not in it is invented too.
-    made_up = compose_shadow(draft_shadow(evidence_quote="I hate running"), message=GYM, session="s1", turn=1, previous=None)
+    made_up = compose_shadow(
+        draft_shadow(evidence_quote="I hate running"), message=GYM, session="s1", turn=1, previous=None
+    )
     assert made_up.evidence == [] and made_up.dropped_evidence == 1
 
 
@@ -447,7 +453,9 @@ def test_shadow_merges_commitments_and_counts_follow_through() -> None:
     ]
     assert second.follow_through == FollowThrough(kept=1, total=2) and second.follow_through.probability == 0.5
     # "unknown" this turn does not erase what an earlier turn knew.
-    third = compose_shadow(draft_shadow(commitment_status="unknown"), message=GYM, session="s2", turn=2, previous=second)
+    third = compose_shadow(
+        draft_shadow(commitment_status="unknown"), message=GYM, session="s2", turn=2, previous=second
+    )
     gym = [c for c in third.commitments if c.text.startswith("go to the gym")]
     assert gym[0].status == "missed" and gym[0].turn == 2
 
@@ -455,7 +463,9 @@ def test_shadow_merges_commitments_and_counts_follow_through() -> None:
 def test_shadow_check_reads_its_own_memory() -> None:
     previous = compose_shadow(draft_shadow(), message=GYM, session="s0", turn=4, previous=None)
     out = shadow_check(
-        check_ctx(draft_shadow(commitment="").model_dump(mode="json"), memory={"shadow": previous.model_dump(mode="json")})
+        check_ctx(
+            draft_shadow(commitment="").model_dump(mode="json"), memory={"shadow": previous.model_dump(mode="json")}
+        )
     )
     assert out.commitments == previous.commitments and out.session == "s1" and out.turn == 1
 
@@ -592,7 +602,9 @@ def test_synth_regeneration_that_does_not_validate_gives_the_template() -> None:
 def test_a_good_regeneration_is_kept() -> None:
     resource = load_safety().resource("en", "suicide_self_harm", "high")
     reply = f"I'm so sorry it hurts this much. Are you safe right now? {resource.text}"
-    out = synth_check(check_ctx(synth_draft(reply), message=CRISIS_EN, inputs=synth_inputs(CRISIS_EN), last_chance=True))
+    out = synth_check(
+        check_ctx(synth_draft(reply), message=CRISIS_EN, inputs=synth_inputs(CRISIS_EN), last_chance=True)
+    )
     assert out.source == "generated" and "988" in out.reply
 
 
@@ -634,7 +646,9 @@ def test_synth_shortcut_follows_the_setting(tmp_path: Path, monkeypatch: pytest.
     inputs = synth_inputs(CRISIS_EN)
     assert synth_shortcut(ctx(CRISIS_EN, inputs=inputs)) is None  # bundled default: generate
     custom = tmp_path / "resources.yaml"
-    custom.write_text(RESOURCES_FILE.read_text().replace("synth_at_high_tier: generate", "synth_at_high_tier: template"))
+    custom.write_text(
+        RESOURCES_FILE.read_text().replace("synth_at_high_tier: generate", "synth_at_high_tier: template")
+    )
     monkeypatch.setenv("CANTATA_COACHING_RESOURCES", str(custom))
     out = synth_shortcut(ctx(CRISIS_EN, inputs=inputs))
     assert out is not None and out.source == "safety_template" and "988" in out.reply
@@ -674,7 +688,9 @@ def test_no_correction_sentence_reads_as_the_action_it_corrects(locale: Locale) 
         assert detect_locale(sentence) in (locale, None)
 
 
-@pytest.mark.parametrize("message", [GYM, "Je veux arrêter de fumer mais je craque.", "I'm not suicidal", CRISIS_EN, CRISIS_FR])
+@pytest.mark.parametrize(
+    "message", [GYM, "Je veux arrêter de fumer mais je craque.", "I'm not suicidal", CRISIS_EN, CRISIS_FR]
+)
 def test_the_merged_template_never_repeats_the_early_reply(message: str) -> None:
     inputs = synth_inputs(message)
     early = inputs["coach"]["reply"]

@@ -27,8 +27,9 @@ async def test_long_session_is_summarised_between_turns(write: WriteFile, home: 
     compaction_pending_at_delivery = []
     try:
         for n in range(8):
-            result = await app.run_turn(pipeline, f"turn {n}: " + "I walked to work and thought about it. " * 8,
-                                        session_id=session)
+            result = await app.run_turn(
+                pipeline, f"turn {n}: " + "I walked to work and thought about it. " * 8, session_id=session
+            )
             session = result.session
             # The reply is delivered while compaction may still be running in the background.
             compaction_pending_at_delivery.append(bool(app._background))
@@ -37,9 +38,13 @@ async def test_long_session_is_summarised_between_turns(write: WriteFile, home: 
         last = await app.run_turn(pipeline, "and now?", session_id=session)
         # The briefing the next turn gets: the summary, then every turn after it, none dropped.
         briefing = build_briefing(
-            preamble="", memory={}, summary=summary,
+            preamble="",
+            memory={},
+            summary=summary,
             past_turns=await app.store.recent_turns(session, 2**62, after_number=upto),
-            message="next", budget=pipeline.spec.budget, count=app.pool.instance_for("default").backend.count_tokens,
+            message="next",
+            budget=pipeline.spec.budget,
+            count=app.pool.instance_for("default").backend.count_tokens,
         )
     finally:
         await app.close()

@@ -16,7 +16,13 @@ from tests.cantata_server import CantataServer
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.server]
 
 CHROMIUM = Path(os.environ.get("CANTATA_CHROMIUM", "/usr/bin/chromium"))
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SHOTS = Path(os.environ.get("CANTATA_SCREENSHOTS", "test-output/screenshots"))
 
 

@@ -225,3 +225,19 @@ async def test_count_tokens_never_loads_the_model_on_the_event_loop() -> None:
     assert await asyncio.to_thread(fresh.count_tokens, "hello world") > 0
     assert fresh.info().details["loaded"]
     await fresh.close()
+
+
+async def test_a_schema_with_a_long_bound_neither_crashes_nor_crawls(backend: EmbeddedBackend) -> None:
+    # 4000 nested optional rules in llama.cpp's grammar overflowed its stack: a segfault.
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "maxLength": 4000}},
+        "required": ["code"],
+    }
+    request = CompletionRequest(
+        messages=[Message("system", BRIEFING), Message("user", "Write a Python comment in JSON.")],
+        max_tokens=40,
+        schema=schema,
+    )
+    chunks = await collect(backend, request)
+    assert "".join(c.text for c in chunks).startswith("{")

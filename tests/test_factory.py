@@ -58,7 +58,9 @@ async def test_a_planted_failure_makes_the_fixer_iterate_and_the_fixed_agent_is_
     assert [(e.data["iterations"], e.data["stopped"]) for e in events if e.type == "loop_finished"] == [(2, True)]
     # The held-out half never reached the fixer: its input carries counts, no held-out detail.
     first_report = next(e.output for e in history if e.agent == "tester" and e.iteration == 1)
-    assert first_report["heldout_failed_ids"] == [2, 4, 6] and {r["half"] for r in first_report["dev_failures"]} == {"dev"}
+    assert first_report["heldout_failed_ids"] == [2, 4, 6] and {r["half"] for r in first_report["dev_failures"]} == {
+        "dev"
+    }
     # Every artefact version is on disk, and the deployed one has its card, tests and task.
     assert (home / "factory" / f"turn-{result.turn_id}" / "iteration-1" / "agent" / "pipeline.yaml").exists()
     assert (home / "factory" / f"turn-{result.turn_id}" / "iteration-2" / "agent" / "pipeline.yaml").exists()
@@ -163,7 +165,9 @@ def test_the_planner_fits_the_factory_on_one_4090_in_at_most_four_instances() ->
 async def test_a_model_refusal_stands_only_for_a_reason_cantata_recognises(
     write: WriteFile, home: Path, reason: str, refused: bool
 ) -> None:
-    canned = write("canned.yaml", f"orchestrator: {{feasible: false, reason: {json.dumps(reason)}, goal: count words}}\n")
+    canned = write(
+        "canned.yaml", f"orchestrator: {{feasible: false, reason: {json.dumps(reason)}, goal: count words}}\n"
+    )
     config = write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {canned}\n")
     app = Cantata(load_config(config), home=home)
     try:

@@ -62,8 +62,11 @@ async def test_scrape_uses_the_server_root_and_tolerates_no_metrics() -> None:
 
 
 async def test_live_figures_from_the_event_log(write: WriteFile, home: Path) -> None:
-    config = scripted_config(write, fast={"latency_s": 0.01, "tokens_per_s": 2000, "serves": ["fast", "mid"]},
-                             slow={"latency_s": 0.02, "serves": ["slow"]})
+    config = scripted_config(
+        write,
+        fast={"latency_s": 0.01, "tokens_per_s": 2000, "serves": ["fast", "mid"]},
+        slow={"latency_s": 0.02, "serves": ["slow"]},
+    )
     app = Cantata(load_config(config), home=home)
     try:
         await app.run_turn(load_pipeline(write("p.yaml", DIAMOND)), "hello")
@@ -91,13 +94,17 @@ def test_instances_command(write: WriteFile, home: Path) -> None:
             serves: ["*"]
         """,
     )
-    done = subprocess.run([sys.executable, "-m", "cantata", "instances", "--config", str(config), "--check", "--json"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "cantata", "instances", "--config", str(config), "--check", "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["fake"]["reachable"] is True and rows["fake"]["serves"] == ["a", "b"]
     assert rows["far"]["reachable"] is False and "127.0.0.1:9" in rows["far"]["error"]
     assert not home.exists(), "looking at instances must not create the store"
-    table = subprocess.run([sys.executable, "-m", "cantata", "instances", "--config", str(config)],
-                           capture_output=True, text=True)
+    table = subprocess.run(
+        [sys.executable, "-m", "cantata", "instances", "--config", str(config)], capture_output=True, text=True
+    )
     assert table.returncode == 0 and "fake" in table.stdout and "far" in table.stdout

@@ -80,7 +80,14 @@ async def test_the_loop_repeats_until_its_condition_and_keeps_every_iteration(wr
     assert checks == [(1, 1), (2, 2), (3, 3)], "each iteration read the artefact the one before fixed"
     started = [(e.agent, e.data.get("iteration")) for e in events if e.type == "agent_started"]
     assert started == [
-        ("builder", None), ("check", 1), ("fix", 1), ("check", 2), ("fix", 2), ("check", 3), ("fix", 3), ("report", None)
+        ("builder", None),
+        ("check", 1),
+        ("fix", 1),
+        ("check", 2),
+        ("fix", 2),
+        ("check", 3),
+        ("fix", 3),
+        ("report", None),
     ]
 
 
@@ -103,11 +110,16 @@ async def test_resume_continues_the_loop_where_it_stopped(write: WriteFile, home
         session = await runtime.session_for(looped, user="u", session_id=None)
         turn_id, _ = await runtime.store.start_turn(session, "go", new_session=True)
         # As if the process died during iteration 2, after its check wrote.
-        written = [("builder", 0, {"version": 1}), ("check", 1, {"version": 1, "passed": False}),
-                   ("fix", 1, {"version": 2}), ("check", 2, {"version": 2, "passed": False})]
+        written = [
+            ("builder", 0, {"version": 1}),
+            ("check", 1, {"version": 1, "passed": False}),
+            ("fix", 1, {"version": 2}),
+            ("check", 2, {"version": 2, "passed": False}),
+        ]
         for agent, iteration, output in written:
-            await runtime.store.write_entry(turn_id=turn_id, user_id="u", agent=agent, status="ok", output=output,
-                                            error=None, iteration=iteration)
+            await runtime.store.write_entry(
+                turn_id=turn_id, user_id="u", agent=agent, status="ok", output=output, error=None, iteration=iteration
+            )
         result = await runtime.resume(looped, turn_id, on_event=events.append)
     finally:
         await runtime.close()

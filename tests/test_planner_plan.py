@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from cantata.config import InstancesConfig
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.cli import plan as plan_command
-from cantata.planner.hardware import GPU, GPUSpec, Hardware, Node, resolve_hardware
+from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import Plan, PlanInfeasible, make_plan
 from cantata.planner.speed import Engine

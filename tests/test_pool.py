@@ -40,7 +40,11 @@ async def order_of(inst: Instance, waiters: list[tuple[str, int, str | None]], h
 
 
 async def test_rank_then_arrival() -> None:
-    normal, important, early = rank(early=False, priority=0), rank(early=False, priority=5), rank(early=True, priority=0)
+    normal, important, early = (
+        rank(early=False, priority=0),
+        rank(early=False, priority=5),
+        rank(early=True, priority=0),
+    )
     ran = await order_of(instance(1), [("a", normal, None), ("b", important, None), ("c", early, None)], None)
     assert ran == ["c", "b", "a"]
 

@@ -27,10 +27,26 @@ async def test_versions_are_kept_run_by_name_and_rolled_back(tmp_path: Path, hom
     app = Cantata(InstancesConfig(instances=[InstanceConfig(name="s", backend="scripted")]), home=home)
     store = app.store
     try:
-        first = await registry.deploy(store, home, "greeter", artefact(tmp_path, "hello"), forced=False,
-                                      sandboxed=True, task_turn=None, summary={"dev": "3/3"})
-        second = await registry.deploy(store, home, "greeter", artefact(tmp_path, "bonjour"), forced=True,
-                                       sandboxed=True, task_turn=None, summary={"dev": "1/3"})
+        first = await registry.deploy(
+            store,
+            home,
+            "greeter",
+            artefact(tmp_path, "hello"),
+            forced=False,
+            sandboxed=True,
+            task_turn=None,
+            summary={"dev": "3/3"},
+        )
+        second = await registry.deploy(
+            store,
+            home,
+            "greeter",
+            artefact(tmp_path, "bonjour"),
+            forced=True,
+            sandboxed=True,
+            task_turn=None,
+            summary={"dev": "1/3"},
+        )
         assert (first.version, second.version) == (1, 2) and second.active and second.forced
         active = await registry.pipeline_path(store, home, "agent:greeter")
         assert "bonjour" in (active.parent / "prompts" / "answer.md").read_text()
@@ -57,8 +73,9 @@ async def test_bad_agent_names_are_refused(tmp_path: Path, home: Path, name: str
     app = Cantata(InstancesConfig(instances=[InstanceConfig(name="s", backend="scripted")]), home=home)
     try:
         with pytest.raises(UserError, match="not a valid agent name"):
-            await registry.deploy(app.store, home, name, artefact(tmp_path, "x"), forced=False, sandboxed=True,
-                                  task_turn=None, summary={})
+            await registry.deploy(
+                app.store, home, name, artefact(tmp_path, "x"), forced=False, sandboxed=True, task_turn=None, summary={}
+            )
     finally:
         await app.close()
     assert not (home / "agents").exists() or not any((home / "agents").iterdir())
@@ -73,8 +90,16 @@ async def test_the_cli_runs_lists_and_rolls_back_deployed_agents(tmp_path: Path,
     config.write_text("instances:\n  - name: s\n    backend: scripted\n")
     app = Cantata(InstancesConfig(instances=[InstanceConfig(name="s", backend="scripted")]), home=home)
     for reply in ("hello", "bonjour"):
-        await registry.deploy(app.store, home, "greeter", artefact(tmp_path, reply), forced=False, sandboxed=True,
-                              task_turn=None, summary={"tests": "3/3"})
+        await registry.deploy(
+            app.store,
+            home,
+            "greeter",
+            artefact(tmp_path, reply),
+            forced=False,
+            sandboxed=True,
+            task_turn=None,
+            summary={"tests": "3/3"},
+        )
     await app.close()
 
     def cantata(*args: str) -> subprocess.CompletedProcess[str]:
@@ -91,6 +116,8 @@ async def test_the_cli_runs_lists_and_rolls_back_deployed_agents(tmp_path: Path,
     shown = json.loads(cantata("agents", "show", "greeter", "--json").stdout)
     assert [(v["version"], v["active"]) for v in shown] == [(1, True), (2, False)]
     missing = cantata("run", "agent:nobody", "-m", "hi", "--config", str(config))
-    assert missing.returncode == 2 and missing.stderr.strip() == "error: no deployed agent 'nobody'; see `cantata agents`"
+    assert (
+        missing.returncode == 2 and missing.stderr.strip() == "error: no deployed agent 'nobody'; see `cantata agents`"
+    )
     bad = cantata("agents", "rollback", "greeter", "9")
     assert bad.returncode == 2 and "no version 9" in bad.stderr and "Traceback" not in bad.stderr

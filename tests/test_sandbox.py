@@ -30,11 +30,14 @@ def tool(tmp_path: Path, body: str) -> Path:
 
 
 async def test_a_tool_computes_on_json_in_and_out(tmp_path: Path) -> None:
-    folder = tool(tmp_path, """
+    folder = tool(
+        tmp_path,
+        """
         import re
         def run(value):
             return {"owners": sorted(set(re.findall(r"@(\\w+)", value["notes"])))}
-    """)
+    """,
+    )
     result = await run_tool(folder, "tool", "run", {"notes": "@ana sends it, @ben reviews, @ana ships"})
     assert result.ok and result.output == {"owners": ["ana", "ben"]} and result.sandboxed
 
@@ -61,12 +64,15 @@ async def test_no_network_even_to_a_server_on_loopback(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=accept)
     thread.start()
-    folder = tool(tmp_path, f"""
+    folder = tool(
+        tmp_path,
+        f"""
         import socket
         def run(value):
             socket.create_connection(("127.0.0.1", {port}), timeout=2)
             return "connected"
-    """)
+    """,
+    )
     result = await run_tool(folder, "tool", "run", None)
     thread.join()
     server.close()
@@ -75,7 +81,9 @@ async def test_no_network_even_to_a_server_on_loopback(tmp_path: Path) -> None:
 
 async def test_writes_outside_its_temp_folder_fail_and_nothing_outside_changes(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
-    folder = tool(tmp_path, f"""
+    folder = tool(
+        tmp_path,
+        f"""
         def run(value):
             errors = []
             for path in ({str(outside)!r}, "/agent/tool.py", "/usr/evil", "/tmp/scratch"):
@@ -86,7 +94,8 @@ async def test_writes_outside_its_temp_folder_fail_and_nothing_outside_changes(t
                 except OSError as exc:
                     errors.append(path + ": " + type(exc).__name__)
             return errors
-    """)
+    """,
+    )
     source = (folder / "tool.py").read_text()
     result = await run_tool(folder, "tool", "run", None)
     assert result.ok
@@ -102,7 +111,9 @@ async def test_the_database_and_the_environment_are_out_of_reach(
     home.mkdir(parents=True, exist_ok=True)
     (home / "cantata.db").write_text("secret rows")
     monkeypatch.setenv("CANTATA_SECRET_KEY", "sk-do-not-leak")
-    folder = tool(tmp_path, f"""
+    folder = tool(
+        tmp_path,
+        f"""
         import os
         def run(value):
             try:
@@ -110,7 +121,8 @@ async def test_the_database_and_the_environment_are_out_of_reach(
             except OSError as exc:
                 data = type(exc).__name__
             return {{"db": data, "env": dict(os.environ)}}
-    """)
+    """,
+    )
     result = await run_tool(folder, "tool", "run", None)
     assert result.ok
     assert result.output["db"] == "FileNotFoundError"
@@ -118,26 +130,32 @@ async def test_the_database_and_the_environment_are_out_of_reach(
 
 
 async def test_a_fork_bomb_is_stopped(tmp_path: Path) -> None:
-    folder = tool(tmp_path, """
+    folder = tool(
+        tmp_path,
+        """
         import os
         def run(value):
             children = 0
             while True:
                 os.fork()
                 children += 1
-    """)
+    """,
+    )
     result = await run_tool(folder, "tool", "run", None, limits=Limits(wall_s=10))
     # The process limit refuses the first fork (or, on a slow machine, the clock kills it).
     assert not result.ok and ("BlockingIOError" in (result.error or "") or result.killed)
 
 
 async def test_unbounded_allocation_is_stopped(tmp_path: Path) -> None:
-    folder = tool(tmp_path, """
+    folder = tool(
+        tmp_path,
+        """
         def run(value):
             hoard = []
             while True:
                 hoard.append(bytearray(50 * 1024 * 1024))
-    """)
+    """,
+    )
     result = await run_tool(folder, "tool", "run", None, limits=Limits(memory_bytes=256 << 20))
     assert not result.ok and "MemoryError" in (result.error or "")
 

@@ -234,7 +234,9 @@ async def test_resume_reruns_only_missing_agents(write: WriteFile, home: Path) -
         turn_id, _ = await app.store.start_turn(session, "hello", new_session=True)
         # As if the process died after a, e and c wrote.
         for agent in ("a", "e", "c"):
-            await app.store.write_entry(turn_id=turn_id, user_id="u", agent=agent, status="ok", output=f"{agent}!", error=None)
+            await app.store.write_entry(
+                turn_id=turn_id, user_id="u", agent=agent, status="ok", output=f"{agent}!", error=None
+            )
         events: list[Event] = []
         result = await app.resume(pipeline, turn_id, on_event=events.append)
     finally:

@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cantata.errors import UserError
 from tests.conftest import WriteFile, scripted_config
-from tests.test_cli import cantata
 from tests.server_app import chat_body, client, make_app, new_key, running
 from tests.sse import parse
+from tests.test_cli import cantata
 
 
 @pytest.fixture
@@ -85,7 +85,9 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
             # Ann's own views hold only her data; her event stream only her turns.
             assert [s["id"] for s in (await ann.get("/api/sessions")).json()] == [anns["session"]]
             assert "bob's secret" not in (await ann.get("/api/memory/export")).text
-            seen = {e.json()["turn_id"] for e in parse((await ann.get(f"/api/turns/{anns['turn_id']}/events")).text) if e.id}
+            seen = {
+                e.json()["turn_id"] for e in parse((await ann.get(f"/api/turns/{anns['turn_id']}/events")).text) if e.id
+            }
             assert seen == {anns["turn_id"]}
             everything = parse((await ann.get("/api/events?follow=false")).text)
             assert {e.json()["turn_id"] for e in everything if e.id} == {anns["turn_id"]}
@@ -176,6 +178,10 @@ def test_keys_list_as_json_and_revoking_an_unknown_key_is_one_line() -> None:
     assert [(r["user"], r["admin"], r["revoked"]) for r in rows] == [("ann", True, False)]
     assert created.stdout.strip() not in json.dumps(rows)
     unknown = cantata("keys", "revoke", "nope")
-    assert unknown.returncode == 2 and unknown.stderr.startswith("error: no active key") and unknown.stderr.count("\n") == 1
+    assert (
+        unknown.returncode == 2
+        and unknown.stderr.startswith("error: no active key")
+        and unknown.stderr.count("\n") == 1
+    )
     empty = cantata("keys", "create", "--user", " ")
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1

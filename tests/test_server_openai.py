@@ -74,8 +74,12 @@ async def test_resent_history_continues_the_session(config: Path, home: Path) ->
     async with running(make_app(config, home)) as app, client(app) as c:
         first = (await c.post("/v1/chat/completions", json=chat_body("I skip the gym"))).json()
         said = first["choices"][0]["message"]["content"]
-        second = (await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("I skip the gym", said)]))).json()
-        other = (await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("something else", said)]))).json()
+        second = (
+            await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("I skip the gym", said)]))
+        ).json()
+        other = (
+            await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("something else", said)]))
+        ).json()
     assert second["cantata"]["session"] == first["cantata"]["session"] and second["cantata"]["turn"] == 2
     assert other["cantata"]["session"] != first["cantata"]["session"] and other["cantata"]["turn"] == 1
 
@@ -85,7 +89,9 @@ async def test_history_matches_from_the_store_after_a_restart(config: Path, home
         first = (await c.post("/v1/chat/completions", json=chat_body("I skip the gym", stream=False))).json()
     said = first["cantata"]["early"] + SEPARATOR + first["choices"][0]["message"]["content"]  # as a stream shows it
     async with running(make_app(config, home)) as app, client(app) as c:
-        second = (await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("I skip the gym", said)]))).json()
+        second = (
+            await c.post("/v1/chat/completions", json=chat_body("and now?", history=[("I skip the gym", said)]))
+        ).json()
     assert second["cantata"]["session"] == first["cantata"]["session"] and second["cantata"]["turn"] == 2
 
 
@@ -98,7 +104,9 @@ async def test_second_message_waits_for_the_running_turn_or_is_refused(write: Wr
         second = asyncio.create_task(c.post("/v1/chat/completions", json=chat_body("two"), headers=headers))
         while not app.state.service.locks.busy(session):
             await asyncio.sleep(0.01)
-        refused = await c.post("/v1/chat/completions", json=chat_body("three"), headers=headers | {"X-Cantata-Busy": "reject"})
+        refused = await c.post(
+            "/v1/chat/completions", json=chat_body("three"), headers=headers | {"X-Cantata-Busy": "reject"}
+        )
         waited = await c.post("/v1/chat/completions", json=chat_body("four"), headers=headers)
         second_body = (await second).json()
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "session_busy"
@@ -110,13 +118,23 @@ async def test_second_message_waits_for_the_running_turn_or_is_refused(write: Wr
 async def test_bad_requests_get_openai_errors(config: Path, home: Path) -> None:
     async with running(make_app(config, home, max_body=10_000)) as app, client(app) as c:
         unknown = await c.post("/v1/chat/completions", json=chat_body("hi", model="nope"))
-        no_user = await c.post("/v1/chat/completions", json={"model": "example", "messages": [{"role": "system", "content": "x"}]})
+        no_user = await c.post(
+            "/v1/chat/completions", json={"model": "example", "messages": [{"role": "system", "content": "x"}]}
+        )
         invalid = await c.post("/v1/chat/completions", json={"model": "example", "messages": "hi"})
         empty = await c.post("/v1/chat/completions", json=chat_body("   "))
         big = await c.post("/v1/chat/completions", json=chat_body("x" * 20_000))
         session = await c.post("/v1/chat/completions", json=chat_body("hi"), headers={"X-Cantata-Session": "nope"})
         missing = await c.get("/api/turns/999")
-    for r, status in ((unknown, 400), (no_user, 400), (invalid, 422), (empty, 400), (big, 413), (session, 404), (missing, 404)):
+    for r, status in (
+        (unknown, 400),
+        (no_user, 400),
+        (invalid, 422),
+        (empty, 400),
+        (big, 413),
+        (session, 404),
+        (missing, 404),
+    ):
         assert r.status_code == status, r.text
         error = r.json()["error"]
         assert set(error) == {"message", "type", "code"} and error["message"] and "Traceback" not in r.text
@@ -130,8 +148,9 @@ async def test_long_silences_get_heartbeats_and_status_events_are_opt_in(
     config = scripted_config(write, slow={"latency_s": 0.3})
     async with running(make_app(config, home)) as app, client(app) as c:
         plain = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True))
-        webui = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True),
-                             headers={"X-Cantata-Status-Events": "1"})
+        webui = await c.post(
+            "/v1/chat/completions", json=chat_body("hi", stream=True), headers={"X-Cantata-Status-Events": "1"}
+        )
     beats = [e for e in parse(plain.text) if e.comments and not e.data]
     assert beats, "no heartbeat during a 0.3 s silence with a 0.05 s heartbeat"
     chunks = [e.json() for e in parse(plain.text) if e.data and e.data != "[DONE]"]

@@ -136,8 +136,23 @@ def test_rejections_name_line_and_problem(write: WriteFile, text: str, line: int
 def test_json_schema_of_the_spec_lists_every_agent_key() -> None:
     schema = pipeline_json_schema()
     agent = schema["$defs"]["AgentSpec"]["properties"]
-    for key in ("name", "model", "prompt", "output", "reads", "memory", "deliver", "function", "timeout_s",
-                "retries", "max_tokens", "temperature", "thinking", "priority", "required"):
+    for key in (
+        "name",
+        "model",
+        "prompt",
+        "output",
+        "reads",
+        "memory",
+        "deliver",
+        "function",
+        "timeout_s",
+        "retries",
+        "max_tokens",
+        "temperature",
+        "thinking",
+        "priority",
+        "required",
+    ):
         assert key in agent
     assert schema["$defs"]["AgentSpec"]["additionalProperties"] is False
 

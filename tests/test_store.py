@@ -122,7 +122,13 @@ async def test_turns_and_sessions_read_back_as_delivered(store: Store) -> None:
     assert number == 2
     turn = await store.get_turn(first)
     assert turn is not None
-    assert (turn.session_id, turn.user_id, turn.pipeline, turn.number, turn.status) == (session.id, "ana", "coaching", 1, "ok")
+    assert (turn.session_id, turn.user_id, turn.pipeline, turn.number, turn.status) == (
+        session.id,
+        "ana",
+        "coaching",
+        1,
+        "ok",
+    )
     assert turn.replies == [("coach", "hi!"), ("synth", "hello, Ana")] and turn.finished_at is not None
     assert [t.id for t in await store.turns(session.id)] == [first, second]
     assert await store.get_turn(10**9) is None

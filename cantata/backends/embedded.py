@@ -168,7 +168,7 @@ class EmbeddedBackend(Backend):
         return Chunk(usage=usage, finish_reason=finish)
 
     def _grammar(self, schema: dict[str, Any]) -> LlamaGrammar:
-        key = json.dumps(schema, sort_keys=True)
+        key = json.dumps(grammar_schema(schema), sort_keys=True)
         if key not in self._grammars:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
@@ -182,9 +182,29 @@ def _on_event_loop() -> bool:
     return True
 
 
+# llama.cpp writes a bound of n repetitions as n nested optional rules: past a few hundred,
+# grammar sampling crawls and then overflows the stack (a segfault took the whole process
+# down on a 4000-character string). Longer bounds are left to the validation that follows
+# every reply (structured.py) and to max_tokens.
+MAX_GRAMMAR_REPEAT = 256
+
+
+def grammar_schema(schema: Any) -> Any:
+    """The schema as the grammar is built from: bounds over MAX_GRAMMAR_REPEAT removed."""
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: grammar_schema(value) for key, value in schema.items()}
+    for bound in ("maxLength", "maxItems"):
+        if isinstance(kept.get(bound), int) and kept[bound] > MAX_GRAMMAR_REPEAT:
+            del kept[bound]
+    return kept
+
+
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = 0
-    for x, y in zip(a, b, strict=False):
+    for x, y in zip(a, b, strict=False):  # the shorter one bounds the prefix
         if x != y:
             break
         n += 1

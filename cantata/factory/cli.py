@@ -67,7 +67,7 @@ def agents(ctx: click.Context, as_json: bool) -> None:
         click.echo(json.dumps([version_json(v, home) for v in versions], indent=2))
         return
     if not versions:
-        click.echo("no deployed agents yet: `cantata factory \"an agent that ...\"` makes one")
+        click.echo('no deployed agents yet: `cantata factory "an agent that ..."` makes one')
     for version in versions:
         if version.active:
             others = [v.version for v in versions if v.name == version.name and not v.active]

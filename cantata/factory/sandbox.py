@@ -164,8 +164,9 @@ async def _run(command: list[str], request: bytes, limits: Limits, *, as_nobody:
     except TimeoutError:
         _kill(process)
         await process.wait()
-        return ToolRun(ok=False, error=f"stopped after {limits.wall_s:g} s (wall-clock limit)", killed=True,
-                       sandboxed=sandboxed)
+        return ToolRun(
+            ok=False, error=f"stopped after {limits.wall_s:g} s (wall-clock limit)", killed=True, sandboxed=sandboxed
+        )
     finally:
         if process.returncode is None:
             _kill(process)
@@ -197,7 +198,9 @@ def _result(code: int, stdout: bytes, stderr: bytes, *, sandboxed: bool) -> Tool
         why = "its CPU-time limit (SIGXCPU)" if name == "SIGXCPU" else f"signal {name}"
         return ToolRun(ok=False, error=f"the tool was stopped by {why}", killed=True, sandboxed=sandboxed)
     detail = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
-    return ToolRun(ok=False, error=f"the tool's process exited with code {code}: {detail[0][:300]}", sandboxed=sandboxed)
+    return ToolRun(
+        ok=False, error=f"the tool's process exited with code {code}: {detail[0][:300]}", sandboxed=sandboxed
+    )
 
 
 def _rlimits(limits: Limits, uid: int) -> dict[str, int]:
@@ -239,8 +242,12 @@ def sandbox_problem() -> str | None:
              "--dev", "/dev", SYSTEM_PYTHON, "-I", "-S", "-c", "pass"]  # fmt: skip
     try:
         done = subprocess.run(
-            probe, capture_output=True, timeout=20, user=NOBODY if as_nobody else None,
-            group=NOBODY if as_nobody else None, extra_groups=[] if as_nobody else None,
+            probe,
+            capture_output=True,
+            timeout=20,
+            user=NOBODY if as_nobody else None,
+            group=NOBODY if as_nobody else None,
+            extra_groups=[] if as_nobody else None,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start ({exc})"

@@ -172,8 +172,9 @@ def resolve_hardware(text: str) -> Hardware:
     memory = float(match["mem"])
     bandwidth = float(match["bw"])
     if count < 1 or memory <= 0 or bandwidth <= 0:
-        raise UserError(f"malformed hardware spec '{text}': count, memory and bandwidth must be positive; "
-                        f"expected {CUSTOM_FORM}")
+        raise UserError(
+            f"malformed hardware spec '{text}': count, memory and bandwidth must be positive; expected {CUSTOM_FORM}"
+        )
     tflops = float(match["tflops"]) if match["tflops"] else bandwidth * TFLOPS_PER_GBS
     spec = GPUSpec(
         name="custom",

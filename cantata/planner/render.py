@@ -51,8 +51,14 @@ def render_plan(plan: Plan) -> str:
     lines += _table(
         ["GPU", "TYPE", "MEMORY", "USED", "FREE", "INSTANCES"],
         [
-            [g.gpu, g.label, f"{g.memory_gb:g} GB", f"{g.used_gb:.1f} GB", f"{g.free_gb:.1f} GB",
-             ", ".join(g.instances)]
+            [
+                g.gpu,
+                g.label,
+                f"{g.memory_gb:g} GB",
+                f"{g.used_gb:.1f} GB",
+                f"{g.free_gb:.1f} GB",
+                ", ".join(g.instances),
+            ]
             for g in plan.gpus
         ],
     )

@@ -150,5 +150,3 @@ def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Ite
     print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
     print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
-
-

@@ -19,7 +19,10 @@ from cantata.server.keys import KeyRing
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
 @click.option(
-    "--pipeline", "pipelines", multiple=True, type=click.Path(path_type=Path),
+    "--pipeline",
+    "pipelines",
+    multiple=True,
+    type=click.Path(path_type=Path),
     help="Also serve this pipeline file as a model (repeatable); bundled ones always are.",
 )
 def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...]) -> None:

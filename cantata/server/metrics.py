@@ -46,7 +46,10 @@ class Metrics:
             "cantata_final_reply_seconds", "Time to the final reply", ["pipeline"], buckets=_SECONDS, registry=r
         )
         self.agent = Histogram(
-            "cantata_agent_seconds", "Agent latency, start to finish", ["pipeline", "agent"], buckets=_SECONDS,
+            "cantata_agent_seconds",
+            "Agent latency, start to finish",
+            ["pipeline", "agent"],
+            buckets=_SECONDS,
             registry=r,
         )
         self.failures = Counter("cantata_agent_failures", "Agents failed or skipped", ["pipeline", "agent"], registry=r)

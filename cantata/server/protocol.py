@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 # -- OpenAI: models -----------------------------------------------------------------------
 
 

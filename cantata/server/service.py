@@ -112,7 +112,8 @@ class Service:
                 raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
             if session.pipeline != pipeline.name:
                 raise HTTPError(
-                    400, f"session {session_id} belongs to model '{session.pipeline}', not '{pipeline.name}'",
+                    400,
+                    f"session {session_id} belongs to model '{session.pipeline}', not '{pipeline.name}'",
                     code="session_model_mismatch",
                 )
         else:

@@ -39,9 +39,7 @@ class SessionIndex:
         # which `match` checks, so clearing everything is simplest and safe.
         self._known.clear()
 
-    async def match(
-        self, store: Store, *, user: str, pipeline: str, history: list[tuple[str, str]]
-    ) -> str | None:
+    async def match(self, store: Store, *, user: str, pipeline: str, history: list[tuple[str, str]]) -> str | None:
         """The session whose turns are `history`, as (user message, assistant reply) pairs."""
         if not history:
             return None
@@ -57,7 +55,10 @@ class SessionIndex:
             turns = await store.turns(info.id)
             if [t.message for t in turns] != asked:
                 continue
-            if all(_replied(said, [text for _, text in turn.replies]) for (_, said), turn in zip(history, turns)):
+            if all(
+                _replied(said, [text for _, text in turn.replies])
+                for (_, said), turn in zip(history, turns, strict=True)
+            ):
                 self.remember(user, pipeline, asked, info.id)
                 return info.id
         return None

@@ -22,7 +22,15 @@ from cantata.turn import TurnResult
 
 SEPARATOR = "\n\n---\n\n"
 HEARTBEAT_S = 5.0
-PROGRESS = ("agent_queued", "agent_started", "agent_retry", "agent_finished", "agent_failed", "agent_skipped", "conflict")
+PROGRESS = (
+    "agent_queued",
+    "agent_started",
+    "agent_retry",
+    "agent_finished",
+    "agent_failed",
+    "agent_skipped",
+    "conflict",
+)
 
 
 class JsonText:
@@ -122,8 +130,13 @@ class ChatStream:
         return sse(body)
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        info = {"session": self.session, "turn_id": self.turn_id, "event": "turn_started", "done": 0,
-                "total": self.total}
+        info = {
+            "session": self.session,
+            "turn_id": self.turn_id,
+            "event": "turn_started",
+            "done": 0,
+            "total": self.total,
+        }
         yield self.chunk({"role": "assistant", "content": ""}, cantata=info)
         queue = self.handle.events
         finished = False
@@ -178,16 +191,25 @@ class ChatStream:
         if event.type in PROGRESS:
             if event.type in ("agent_finished", "agent_failed", "agent_skipped") and event.agent:
                 self.done.add(event.agent)
-            info: dict[str, Any] = {"event": event.type, "agent": event.agent, "at_s": round(event.at_s, 3),
-                    "done": len(self.done), "total": self.total}
+            info: dict[str, Any] = {
+                "event": event.type,
+                "agent": event.agent,
+                "at_s": round(event.at_s, 3),
+                "done": len(self.done),
+                "total": self.total,
+            }
             if event.type == "conflict":
                 info["data"] = event.data
             extra: dict[str, Any] = {"cantata": info}
             if self.status_events:
-                extra["event"] = {"type": "status", "data": {
-                    "description": f"{event.agent}: {event.type.removeprefix('agent_')} "
-                                   f"({len(self.done)}/{self.total} done)",
-                    "done": False}}
+                extra["event"] = {
+                    "type": "status",
+                    "data": {
+                        "description": f"{event.agent}: {event.type.removeprefix('agent_')} "
+                        f"({len(self.done)}/{self.total} done)",
+                        "done": False,
+                    },
+                }
             out.append(self.chunk({}, **extra))
         return out
 

@@ -27,7 +27,16 @@ from typing import Any, TypeVar
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store.base import AgentVersion, Committed, EntryRow, PastTurn, SessionInfo, SessionRow, StoredEvent, TurnRow
+from cantata.store.base import (
+    AgentVersion,
+    Committed,
+    EntryRow,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    StoredEvent,
+    TurnRow,
+)
 from cantata.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
@@ -156,7 +165,7 @@ class SqliteStore:
         except BaseException as exc:  # the connection itself failed (or never opened)
             error = exc if isinstance(exc, StoreError) else StoreError(f"write to {self.path} failed: {exc}")
             outcomes, base = [(False, error)] * len(batch), None
-        for (_, future), (ok, value) in zip(batch, outcomes):
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 _settle(future, result=value)
             else:
@@ -492,13 +501,26 @@ class SqliteStore:
                     ]
                     history = _entry_rows(db, turn.id)
                     latest = {e.agent: e for e in history}
-                    entries = {e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()}
+                    entries = {
+                        e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()
+                    }
                     earlier = [
-                        {"agent": e.agent, "iteration": e.iteration, "status": e.status, "output": e.output, "error": e.error}
+                        {
+                            "agent": e.agent,
+                            "iteration": e.iteration,
+                            "status": e.status,
+                            "output": e.output,
+                            "error": e.error,
+                        }
                         for e in history
                         if latest[e.agent] is not e
                     ]
-                    turn_json = {"turn": turn.number, "status": turn.status, "messages": messages, "blackboard": entries}
+                    turn_json = {
+                        "turn": turn.number,
+                        "status": turn.status,
+                        "messages": messages,
+                        "blackboard": entries,
+                    }
                     if earlier:
                         turn_json["earlier_iterations"] = earlier
                     turns.append(turn_json)
@@ -626,7 +648,15 @@ def _turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> l
         id, session_id, user_id, pipeline, number, status, started_at, finished_at, message = row
         turns.append(
             TurnRow(
-                id, session_id, user_id, pipeline, number, status, started_at, finished_at, message,
+                id,
+                session_id,
+                user_id,
+                pipeline,
+                number,
+                status,
+                started_at,
+                finished_at,
+                message,
                 replies=[(str(a), str(c)) for a, c in replies],
             )
         )
@@ -658,6 +688,7 @@ def _entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
         f"SELECT {_ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
     ).fetchall()
     return [_entry(row) for row in rows]
+
 
 # One encoder, built once: json.dumps builds a new one for every call with options.
 _encode = json.JSONEncoder(ensure_ascii=False).encode

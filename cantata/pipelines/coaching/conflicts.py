@@ -243,7 +243,7 @@ def resolve(board: Board, rules: tuple[Rule, ...] = RULES) -> Resolution:
     if board.shadow is not None and board.persona is None and board.shadow.follow_through.total:
         plan.follow_through_pct = shadow_pct(board.shadow)
     # Lowest precedence first: the highest-precedence winner has the last word.
-    for rule, finding in sorted(findings, key=lambda rf: -PRECEDENCE.index(rf[0].winner)):
+    for _rule, finding in sorted(findings, key=lambda rf: -PRECEDENCE.index(rf[0].winner)):
         finding.apply(plan)
     st = board.stability
     if at_least_high(board.tier):

@@ -65,7 +65,9 @@ class Tally:
 
 @dataclass
 class Report:
-    messages: dict[tuple[str, str, str, Expect], Tally] = field(default_factory=dict)  # (split, locale, category, expect)
+    messages: dict[tuple[str, str, str, Expect], Tally] = field(
+        default_factory=dict
+    )  # (split, locale, category, expect)
     sessions: dict[tuple[str, Expect], Tally] = field(default_factory=dict)  # (split, expect)
 
     def message_tally(self, *, expect: Expect, split: str | None = None, locale: str | None = None) -> Tally:

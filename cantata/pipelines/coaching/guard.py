@@ -194,7 +194,12 @@ def _screen(text: str) -> list[GuardHit]:
                 tier = max_tier(tier, "high" if negated else "imminent")
             hits.append(
                 GuardHit(
-                    rule=rule.id, category=rule.category, tier=tier, negated=negated, family=family, weight=weight,
+                    rule=rule.id,
+                    category=rule.category,
+                    tier=tier,
+                    negated=negated,
+                    family=family,
+                    weight=weight,
                     note=note,
                 )
             )

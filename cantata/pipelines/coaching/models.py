@@ -16,6 +16,7 @@ correcting the reply in code. So each has:
 
 `Guard` and `Resolution` are function agents' outputs: code only.
 """
+
 from __future__ import annotations
 
 import re
@@ -233,7 +234,9 @@ class Coach(Draft):
     reply: SkipJsonSchema[str] = Field("", description="What the person reads.")
     source: SkipJsonSchema[Source] = "generated"
     tier: SkipJsonSchema[Tier | None] = None
-    rejected: SkipJsonSchema[list[str]] = Field(default_factory=list, description="Why the generated reply was not used.")
+    rejected: SkipJsonSchema[list[str]] = Field(
+        default_factory=list, description="Why the generated reply was not used."
+    )
 
     @field_validator("reflection")
     @classmethod
@@ -452,7 +455,9 @@ class Plan(Compact):
     required: list[RequiredAction]
     must_avoid: list[BlockedAction]
     crisis_resource: CrisisResource | None
-    correction: str | None = Field(None, description="A sentence the merged reply must carry, correcting the early one.")
+    correction: str | None = Field(
+        None, description="A sentence the merged reply must carry, correcting the early one."
+    )
     tone: list[Tone]
     directiveness: Directiveness
     advice_mode: AdviceMode

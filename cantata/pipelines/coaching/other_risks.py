@@ -20,7 +20,9 @@ _RELATION_EN = (
     r"roommate|flatmate|teacher)"
 )
 _PARTNER_EN = rf"(?:he|she|they|my {_RELATION_EN})"
-_RELATION_FR_M = r"(?:mari|copain|conjoint|compagnon|pere|beau-pere|frere|oncle|patron|ex|fiance|fils|voisin|collegue|bebe)"
+_RELATION_FR_M = (
+    r"(?:mari|copain|conjoint|compagnon|pere|beau-pere|frere|oncle|patron|ex|fiance|fils|voisin|collegue|bebe)"
+)
 _RELATION_FR_F = r"(?:femme|copine|conjointe|compagne|mere|belle-mere|soeur|patronne|fiancee|fille|voisine|collegue)"
 _PARTNER_FR = rf"(?:il|elle|ils|mon {_RELATION_FR_M}|ma {_RELATION_FR_F})"
 

@@ -25,6 +25,7 @@ from cantata import CheckContext, FunctionContext
 from cantata.pipelines.coaching.guard import assess, detect_locale, screen
 from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic, reflective_reply
 from cantata.pipelines.coaching.models import (
+    TRAITS,
     Coach,
     Commitment,
     CrisisResource,
@@ -35,7 +36,6 @@ from cantata.pipelines.coaching.models import (
     Persona,
     Shadow,
     Stability,
-    TRAITS,
 )
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,

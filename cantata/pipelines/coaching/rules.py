@@ -148,14 +148,22 @@ def _necessary(alternative: str) -> tuple[str, ...] | None:
             optional = end < len(alternative) and alternative[end] in _QUANTIFIERS
             plain = alternative.startswith("(?:", i) or not alternative.startswith("(?", i)
             inner = alternative[i + 1 : end - 1].removeprefix("?:")
-            bounded = (i in (0, word_start_at) or alternative[i - 1] == " ") and (end == len(alternative) or alternative[end] == " ")
+            bounded = (i in (0, word_start_at) or alternative[i - 1] == " ") and (
+                end == len(alternative) or alternative[end] == " "
+            )
             literal = plain and bool(inner) and all(ch in _LITERAL or ch == "|" for ch in inner)
             if literal and bounded and not optional:
                 options = [max(o.split(), key=len, default="") for o in inner.split("|")]
                 if all(len(o) >= 2 for o in options):
                     candidates.append(tuple(options))
             at_edge = i == 0 or alternative[i - 1] == " "
-            if literal and optional and at_edge and alternative[end] == "?" and all(o.endswith(" ") for o in inner.split("|")):
+            if (
+                literal
+                and optional
+                and at_edge
+                and alternative[end] == "?"
+                and all(o.endswith(" ") for o in inner.split("|"))
+            ):
                 word_start_at = end + 1
             i = end
         elif c == "\\":

@@ -317,8 +317,14 @@ def read_safety(path: Path) -> SafetyConfig:
     caps = raw.get("model_tier_caps") or {}
     by_size: list[tuple[float, Tier]] = []
     for item in caps.get("by_size") or []:
-        if not isinstance(item, dict) or item.get("cap") not in TIERS or not isinstance(item.get("at_least_b"), (int, float)):
-            raise ValueError(f"{path}: model_tier_caps.by_size: each item needs at_least_b (a number) and cap ({TIERS})")
+        if (
+            not isinstance(item, dict)
+            or item.get("cap") not in TIERS
+            or not isinstance(item.get("at_least_b"), (int, float))
+        ):
+            raise ValueError(
+                f"{path}: model_tier_caps.by_size: each item needs at_least_b (a number) and cap ({TIERS})"
+            )
         by_size.append((float(item["at_least_b"]), item["cap"]))
     by_instance: dict[str, Tier] = {}
     for name, value in (caps.get("instances") or {}).items():
@@ -328,7 +334,8 @@ def read_safety(path: Path) -> SafetyConfig:
     resources: dict[str, dict[str, ResourceEntry]] = {}
     for locale, table in raw["locales"].items():
         entries = {
-            key: ResourceEntry(str(value["text"]), tuple(str(m) for m in value["markers"])) for key, value in table.items()
+            key: ResourceEntry(str(value["text"]), tuple(str(m) for m in value["markers"]))
+            for key, value in table.items()
         }
         for key, entry in entries.items():
             missing = [m for m in entry.markers if m not in entry.text]
@@ -524,7 +531,10 @@ _LOW_FOLLOW_ACK: dict[Locale, str] = {
     "en": "It matters that you are talking about this.",
     "fr": "C'est important que vous en parliez.",
 }
-_LOW_FOLLOW_QUESTION: dict[Locale, str] = {"en": "Are you safe right now?", "fr": "Êtes-vous en sécurité en ce moment ?"}
+_LOW_FOLLOW_QUESTION: dict[Locale, str] = {
+    "en": "Are you safe right now?",
+    "fr": "Êtes-vous en sécurité en ce moment ?",
+}
 
 
 def low_template(locale: Locale, category: str | None, *, resource: ResourceEntry | None = None) -> str:

@@ -245,7 +245,8 @@ RULES: tuple[Rule, ...] = (
         S,
         "high",
         r"this is (?:my )?goodbye",
-        r"(?:wanted|want|wanna|need|needed|came) to say goodbye(?: to (?:you|everyone|someone|somebody)| before)?" + END,
+        r"(?:wanted|want|wanna|need|needed|came) to say goodbye(?: to (?:you|everyone|someone|somebody)| before)?"
+        + END,
         r"say(?:ing)? goodbye (?:to (?:you|everyone) )?(?:for good|forever|for the last time|one last time)",
         r"goodbye (?:forever|for good|everyone|world|cruel world)",
         r"(?:saying|said|say) my goodbyes",
@@ -276,10 +277,20 @@ RULES: tuple[Rule, ...] = (
         family="resignation",
     ),
     # A farewell on its own, and thanks for everything: weak alone, high together.
-    sign("en.suicide.farewell", S, 2, r"^(?:ok |okay |so )?(?:goodbye|farewell|goodbye everyone|goodbye all|bye forever)$"),
+    sign(
+        "en.suicide.farewell",
+        S,
+        2,
+        r"^(?:ok |okay |so )?(?:goodbye|farewell|goodbye everyone|goodbye all|bye forever)$",
+    ),
     # "I love you all." as a sentence of its own: weak alone, with a relayed message a goodbye.
-    sign("en.suicide.love_you_all", S, 1, r"^i love (?:you|her|him|them|you all|you guys)(?: all| so much)?$",
-         family="farewell_words"),
+    sign(
+        "en.suicide.love_you_all",
+        S,
+        1,
+        r"^i love (?:you|her|him|them|you all|you guys)(?: all| so much)?$",
+        family="farewell_words",
+    ),
     sign(
         "en.suicide.thanks_for_everything",
         S,
@@ -350,7 +361,7 @@ RULES: tuple[Rule, ...] = (
         r"end it|end my life|never wake up|be dead|not survive)",
         r"how (?:many|much) (?:[a-z'-]+ ){0,6}(?:would|will|could|to|it takes to|does it take to) (?:kill me|kill myself|"
         r"end it|end my life|be fatal|be lethal|be deadly)",
-        rf"(?:enough|sufficient) (?:[a-z'-]+ ){{0,2}}to (?:kill|die|end it|overdose|not wake up)",
+        r"(?:enough|sufficient) (?:[a-z'-]+ ){0,2}to (?:kill|die|end it|overdose|not wake up)",
         r"(?:tie|tying|make|making|made|tied) a noose",
         # Asking for a lethal amount: "looking for a way" (988), whatever the reason given.
         r"(?:lethal|fatal|deadly) (?:dose|amount|quantity)",
@@ -683,7 +694,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:dites|dis) a (?:ma|mon|mes) [a-z]+ (?:que je (?:l'aime|les aime|suis desolee?)|adieu|pardon)",
         family="goodbye_hint",
     ),
-    sign("fr.suicide.farewell", S, 1, r"(?<=, )adieu$", r"^adieu$", r"adieu (?:a tous|tout le monde)$", family="farewell"),
+    sign(
+        "fr.suicide.farewell", S, 1, r"(?<=, )adieu$", r"^adieu$", r"adieu (?:a tous|tout le monde)$", family="farewell"
+    ),
     sign(
         "fr.suicide.resignation",
         S,
@@ -803,7 +816,6 @@ RULES: tuple[Rule, ...] = (
         r"(?:je suis|je me sens) (?:un|une) (?:poids|fardeau|boulet|charge)",
         r"(?:un poids|un fardeau|une charge|un boulet) pour (?:tout le monde|tous|les autres|ma famille|eux|vous|toi|"
         r"mes proches)",
-
         r"je (?:gache|pourris) la vie de (?:tout le monde|ma famille|mes proches)",
         family="burden",
     ),
@@ -917,7 +929,7 @@ RULES: tuple[Rule, ...] = (
         rf"{_SAYS} (?:that )?(?:he|she|they|everyone) (?:would|'d|will) be better off (?:without (?:him|her|them)|dead)",
         rf"{_SAYS} (?:that )?(?:there's|there is) no (?:reason|point) (?:to|in) (?:live|living|going on)",
         rf"(?:cuts|scars|burns|marks) on {_POSS3} (?:arms?|wrists?|legs?|thighs?|stomach)",
-        rf"(?:found|saw|read) (?:a |his |her |their )?(?:suicide note|goodbye letter|goodbye note)",
+        r"(?:found|saw|read) (?:a |his |her |their )?(?:suicide note|goodbye letter|goodbye note)",
         rf"{_POSS3} (?:suicide note|goodbye letter|searches about suicide|searches about dying|searches about how to die)",
         rf"(?:searched|searching|googled|googling|looked up|looking up) (?:how to (?:die|kill {_SELF3})|suicide|"
         r"ways to die)",

@@ -173,7 +173,9 @@ def _repeats(text: str, early: str) -> bool:
         return True
     words, early_words = content_stems(a), content_stems(b)
     shared = len(words & early_words)
-    return (len(words) >= 4 and shared >= 0.8 * len(words)) or (len(early_words) >= 4 and shared >= 0.8 * len(early_words))
+    return (len(words) >= 4 and shared >= 0.8 * len(words)) or (
+        len(early_words) >= 4 and shared >= 0.8 * len(early_words)
+    )
 
 
 def available_entries(inputs: Mapping[str, Any]) -> list[str]:

@@ -36,7 +36,10 @@ _JSON_TYPES: dict[FieldType, dict[str, Any]] = {
 def output_schema(artefact: Artefact) -> dict[str, Any]:
     properties = {}
     for field in artefact.fields:
-        properties[field.name] = {**_JSON_TYPES[field.type], **({"description": field.description} if field.description else {})}
+        properties[field.name] = {
+            **_JSON_TYPES[field.type],
+            **({"description": field.description} if field.description else {}),
+        }
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 

@@ -25,7 +25,6 @@ from cantata.pipelines.factory.models import (
     Artefact,
     Card,
     Deployment,
-    Design,
     Finding,
     Requirements,
     Review,
@@ -40,18 +39,30 @@ M = TypeVar("M", bound=BaseModel)
 # What Cantata cannot build: an agent is a function from text to JSON, with no network,
 # no secrets and no effect on the world (its tool runs in a sandbox without them).
 CANNOT = [
-    (re.compile(r"\b(internet|web ?site|website|the web|browse|brows(?:er|ing)|scrap(?:e|ing)|crawl|https?://|url|"
-                r"download|online search|search (?:the )?(?:web|online|google)|api calls?|live (?:data|prices))\b"),
-     "it needs internet access, and generated agents run with no network"),
-    (re.compile(r"\b(log(?:s|ging)? ?in(?:to)?|sign(?:s|ing)? in|credentials?|api[ -]?keys?|access tokens?|ssh keys?|"
-                r"my (?:password|account|bank)|bank accounts?)\b"),
-     "it needs credentials, and generated agents are given none"),
-    (re.compile(r"\bsend(?:s|ing)?\b(?:\s+\w+){0,3}?\s+(?:e-?mails?|messages?|sms|texts?|invitations?|notifications?)\b|"
-                r"\be-?mail(?:s|ing)?\s+(?:them|people|customers|everyone|every|all)\b|"
-                r"\b(?:post(?:s|ing)? (?:on|to)|tweets?|pay(?:s|ing)?|buy(?:s|ing)?|purchas\w*|orders? (?:food|products)|"
-                r"books? (?:a|the) (?:flight|table|room|hotel)|transfer\w* money|delet\w* (?:files?|my|the)|"
-                r"run(?:s|ning)? (?:shell|commands?)|execut\w* commands?|control\w* (?:my|the))\b"),
-     "it would act on the world (send, buy, post, delete, execute), and generated agents only answer"),
+    (
+        re.compile(
+            r"\b(internet|web ?site|website|the web|browse|brows(?:er|ing)|scrap(?:e|ing)|crawl|https?://|url|"
+            r"download|online search|search (?:the )?(?:web|online|google)|api calls?|live (?:data|prices))\b"
+        ),
+        "it needs internet access, and generated agents run with no network",
+    ),
+    (
+        re.compile(
+            r"\b(log(?:s|ging)? ?in(?:to)?|sign(?:s|ing)? in|credentials?|api[ -]?keys?|access tokens?|ssh keys?|"
+            r"my (?:password|account|bank)|bank accounts?)\b"
+        ),
+        "it needs credentials, and generated agents are given none",
+    ),
+    (
+        re.compile(
+            r"\bsend(?:s|ing)?\b(?:\s+\w+){0,3}?\s+(?:e-?mails?|messages?|sms|texts?|invitations?|notifications?)\b|"
+            r"\be-?mail(?:s|ing)?\s+(?:them|people|customers|everyone|every|all)\b|"
+            r"\b(?:post(?:s|ing)? (?:on|to)|tweets?|pay(?:s|ing)?|buy(?:s|ing)?|purchas\w*|orders? (?:food|products)|"
+            r"books? (?:a|the) (?:flight|table|room|hotel)|transfer\w* money|delet\w* (?:files?|my|the)|"
+            r"run(?:s|ning)? (?:shell|commands?)|execut\w* commands?|control\w* (?:my|the))\b"
+        ),
+        "it would act on the world (send, buy, post, delete, execute), and generated agents only answer",
+    ),
 ]
 
 
@@ -90,7 +101,11 @@ def orchestrator_check(ctx: CheckContext) -> Task:
     task = parsed(Task, ctx.output)
     if task is None:
         if ctx.last_chance:
-            return Task(feasible=False, reason="the orchestrator could not state the task", reply="I could not plan this request.")
+            return Task(
+                feasible=False,
+                reason="the orchestrator could not state the task",
+                reply="I could not plan this request.",
+            )
         raise Rejected("the task does not match the schema")
     reason = refusal(ctx.message)  # code's refusal stands whatever the model said
     if reason is not None:
@@ -124,7 +139,9 @@ def analyst_check(ctx: CheckContext) -> Requirements:
     requirements = parsed(Requirements, ctx.output)
     if requirements is None or len(requirements.examples) < 6:
         raise Rejected("write at least six examples, each an input and the checks its output must pass")
-    examples = [e.model_copy(update={"half": "dev" if i % 2 == 0 else "heldout"}) for i, e in enumerate(requirements.examples)]
+    examples = [
+        e.model_copy(update={"half": "dev" if i % 2 == 0 else "heldout"}) for i, e in enumerate(requirements.examples)
+    ]
     return requirements.model_copy(update={"examples": examples})
 
 
@@ -267,7 +284,9 @@ async def deployer(ctx: FunctionContext) -> Deployment:
     return await _deploy(ctx, artefact, report, failing, force)
 
 
-async def _deploy(ctx: FunctionContext, artefact: Artefact, report: TestReport, failing: list[str], force: bool) -> Deployment:
+async def _deploy(
+    ctx: FunctionContext, artefact: Artefact, report: TestReport, failing: list[str], force: bool
+) -> Deployment:
     assert ctx.runtime is not None
     runtime = ctx.runtime
     card = parsed(Card, ctx.inputs.get("documenter"))
@@ -277,7 +296,9 @@ async def _deploy(ctx: FunctionContext, artefact: Artefact, report: TestReport, 
         folder = Path(tmp) / "agent"
         assemble(artefact, folder)
         text = card.card if card is not None and card.card else f"# {artefact.name}\n"
-        notes = [f"\nCost to make: {cost['tokens']} tokens, {cost['seconds']} s over {cost['iterations']} iteration(s)."]
+        notes = [
+            f"\nCost to make: {cost['tokens']} tokens, {cost['seconds']} s over {cost['iterations']} iteration(s)."
+        ]
         if force:
             notes.append("Deployed with --force: its tests did not all pass.")
         if not sandboxed:

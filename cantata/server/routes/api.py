@@ -73,8 +73,9 @@ async def sessions(request: Request, caller: Caller, user: str | None = None) ->
     service = _service(request)
     rows = await service.store.sessions(service.visible_user(caller, user))
     return [
-        SessionSummary(id=s.id, user=s.user_id, pipeline=s.pipeline, created_at=s.created_at, turns=s.turns,
-                       summary=s.summary)
+        SessionSummary(
+            id=s.id, user=s.user_id, pipeline=s.pipeline, created_at=s.created_at, turns=s.turns, summary=s.summary
+        )
         for s in rows
     ]
 
@@ -92,9 +93,16 @@ async def session(request: Request, session_id: str, caller: Caller) -> SessionD
         turns=len(turns),
         summary=summary,
         turn_list=[
-            TurnSummary(turn_id=t.id, number=t.number, session=t.session_id, status=t.status,
-                        started_at=t.started_at, finished_at=t.finished_at, message=t.message,
-                        reply=t.replies[-1][1] if t.replies else None)
+            TurnSummary(
+                turn_id=t.id,
+                number=t.number,
+                session=t.session_id,
+                status=t.status,
+                started_at=t.started_at,
+                finished_at=t.finished_at,
+                message=t.message,
+                reply=t.replies[-1][1] if t.replies else None,
+            )
             for t in turns
         ],
     )
@@ -117,8 +125,9 @@ async def blackboard(request: Request, turn_id: int, caller: Caller) -> Blackboa
     entries = await service.store.entries(turn_id)
     return Blackboard(
         turn_id=turn_id,
-        entries=[BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error)
-                 for e in entries.values()],
+        entries=[
+            BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error) for e in entries.values()
+        ],
         conflicts=[e.data for e in events if e.type == "conflict"],
     )
 
@@ -212,8 +221,9 @@ async def plan(request: Request, body: PlanRequest, caller: Caller) -> dict[str,
         catalog = load_catalog()
         forced = [parse_model_arg(m, catalog) for m in body.models]
         target = resolve_hardware(body.hardware)
-        result = make_plan(pipeline, target, forced, context=body.context, concurrency=body.concurrency,
-                           catalog=catalog)
+        result = make_plan(
+            pipeline, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
+        )
     except CantataError:
         raise
     plan_json: dict[str, Any] = result.model_dump(mode="json")

@@ -27,7 +27,9 @@ async def models(request: Request, caller: Caller) -> ModelList:
     service = _service(request)
     created = int(service.started_at)
     return ModelList(
-        data=[ModelCard(id=name, created=created, description=p.spec.description) for name, p in service.pipelines.items()]
+        data=[
+            ModelCard(id=name, created=created, description=p.spec.description) for name, p in service.pipelines.items()
+        ]
     )
 
 
@@ -47,7 +49,9 @@ def _turn_input(body: ChatRequest) -> tuple[str, list[tuple[str, str]]]:
     return body.messages[last].text(), pairs
 
 
-@router.post("/chat/completions", response_model=ChatCompletion, responses={200: {"content": {"text/event-stream": {}}}})
+@router.post(
+    "/chat/completions", response_model=ChatCompletion, responses={200: {"content": {"text/event-stream": {}}}}
+)
 async def chat_completions(
     request: Request,
     body: ChatRequest,
