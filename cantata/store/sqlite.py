@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,7 +50,7 @@ BUSY_TIMEOUT_MS = 5000
 class SqliteStore:
     def __init__(self, path: Path | str) -> None:
         self.path = path
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cantata-store")
+        self._executor = _Worker()
         self._db: sqlite3.Connection | None = None
         self._open_error: StoreError | None = None
         # The thread runs calls in order, so the connection is open before any other call.
@@ -125,8 +126,9 @@ class SqliteStore:
     # -- on the event loop ----------------------------------------------------------------
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: _guarded(self.path, fn, self._connection()))
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), future)
+        return await future
 
     async def commit(self, write: Write) -> Any:
         """Run `write` in the transaction shared by the writes of this tick and return its
@@ -150,21 +152,31 @@ class SqliteStore:
         batch, self._batch = self._batch, []
         pending, self._pending = self._pending, []
         self._writing = True
-        done = self._executor.submit(self._write_batch, [w for w, _ in batch], [row for _, row in pending])
-        asyncio.wrap_future(done).add_done_callback(lambda f: self._written(batch, pending, f))
+        writes, rows = [w for w, _ in batch], [row for _, row in pending]
+        loop = asyncio.get_running_loop()
+
+        def on_thread() -> None:
+            try:
+                done: tuple[list[tuple[bool, Any]], int | None] | BaseException = self._write_batch(writes, rows)
+            except BaseException as exc:  # the connection itself failed (or never opened)
+                done = exc
+            loop.call_soon_threadsafe(self._written, batch, pending, done)
+
+        self._executor.run(on_thread)
 
     def _written(
         self,
         batch: list[tuple[Write, asyncio.Future[Any]]],
         pending: list[tuple[Event, tuple[Any, ...]]],
-        done: asyncio.Future[tuple[list[tuple[bool, Any]], int | None]],
+        done: tuple[list[tuple[bool, Any]], int | None] | BaseException,
     ) -> None:
         self._writing = False
-        try:
-            outcomes, base = done.result()
-        except BaseException as exc:  # the connection itself failed (or never opened)
-            error = exc if isinstance(exc, StoreError) else StoreError(f"write to {self.path} failed: {exc}")
-            outcomes, base = [(False, error)] * len(batch), None
+        if isinstance(done, BaseException):
+            error = done if isinstance(done, StoreError) else StoreError(f"write to {self.path} failed: {done}")
+            outcomes: list[tuple[bool, Any]] = [(False, error)] * len(batch)
+            base: int | None = None
+        else:
+            outcomes, base = done
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 _settle(future, result=value)
@@ -560,14 +572,53 @@ class SqliteStore:
         except StoreError:
             pass  # nothing more can be done for them: the database refuses writes
         self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_connection)
-        self._executor.shutdown(wait=False)
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._executor.call(self._close_connection, closed)
+        await closed
+        self._executor.stop()
 
     def _close_connection(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+class _Worker:
+    """The store's one thread: runs jobs in order. Leaner than an executor: a result comes
+    back to the loop with one call_soon_threadsafe, which matters on every node's commit."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        # A daemon: a store nobody closed must not keep the interpreter from exiting.
+        threading.Thread(target=self._serve, name="cantata-store", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def run(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def submit(self, job: Callable[[], Any]) -> None:
+        """Run `job` in turn, ignoring its result (tests use it to hold the thread)."""
+        self._jobs.put(lambda: None if job() else None)
+
+    def call(self, fn: Callable[[], T], future: asyncio.Future[T]) -> None:
+        """Run `fn` in turn and settle `future` on its loop with the result."""
+        loop = future.get_loop()
+
+        def job() -> None:
+            try:
+                result = fn()
+            except BaseException as exc:
+                loop.call_soon_threadsafe(_settle, future, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, future, result, None)
+
+        self._jobs.put(job)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
 
 
 # -- SQL helpers (run on the worker thread) ------------------------------------------------
@@ -711,7 +762,7 @@ def _store_error(where: object, exc: BaseException) -> StoreError:
     return error
 
 
-def _settle(future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:
+def _settle(future: asyncio.Future[Any], result: Any = None, error: BaseException | None = None) -> None:
     """Resolve a writer's future unless its caller was cancelled meanwhile."""
     if future.done():
         return
