@@ -5,9 +5,10 @@ tests passed on the development and the held-out halves, tokens spent and wall t
 On a 135M model the team rarely produces an agent that passes its own tests; the point
 of these figures is what the factory costs and where it stops, on models people host.
 
-Not yet in `make bench`: grammar-constrained decoding runs at about 1 token/s on the
-embedded model here (80 unconstrained), so one request takes tens of minutes. Each
-request is bounded by REQUEST_LIMIT_S. Run it alone: .venv/bin/python bench/factory.py
+Not yet in `make bench`: on SmolLM2 the orchestrator, analyst and architect take about
+half a minute together, but the builder's artefact (instructions and tool code) ran past
+five minutes, so a request can take tens of minutes. Each request is bounded by
+REQUEST_LIMIT_S. Run it alone on a quiet machine: .venv/bin/python bench/factory.py
 """
 
 from __future__ import annotations
