@@ -58,7 +58,7 @@ async def test_reads_and_writes_run_off_the_event_loop(tmp_path: Path) -> None:
     await store.start_turn(session, "hi", new_session=True)
     # Hold the store's thread: a slow disk. The loop must go on meanwhile.
     release = threading.Event()
-    store._executor.submit(release.wait)  # type: ignore[attr-defined]
+    store._executor.run(release.wait)  # type: ignore[attr-defined]
     read = asyncio.create_task(store.get_session(session.id))
     ticks = 0
     start = time.monotonic()

@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,7 +55,7 @@ class SqliteStore:
         self._db: sqlite3.Connection | None = None
         self._open_error: StoreError | None = None
         # The thread runs calls in order, so the connection is open before any other call.
-        self._executor.submit(self._open)
+        self._executor.run(self._open)
         self._batch: list[tuple[Write, asyncio.Future[Any]]] = []
         self._pending: list[tuple[Event, tuple[Any, ...]]] = []
         self._flush_scheduled = False
@@ -103,7 +104,7 @@ class SqliteStore:
                 committed = _insert_events(db, events)
             return results, committed
         except Exception:
-            pass
+            pass  # one write failed and rolled the others back: retry them one by one below
         outcomes: list[tuple[bool, Any]] = []
         base: int | None = None
         for write in writes:
@@ -126,8 +127,9 @@ class SqliteStore:
     # -- on the event loop ----------------------------------------------------------------
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), future)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), loop, partial(_settle, future))
         return await future
 
     async def commit(self, write: Write) -> Any:
@@ -153,16 +155,11 @@ class SqliteStore:
         pending, self._pending = self._pending, []
         self._writing = True
         writes, rows = [w for w, _ in batch], [row for _, row in pending]
-        loop = asyncio.get_running_loop()
-
-        def on_thread() -> None:
-            try:
-                done: tuple[list[tuple[bool, Any]], int | None] | BaseException = self._write_batch(writes, rows)
-            except BaseException as exc:  # the connection itself failed (or never opened)
-                done = exc
-            loop.call_soon_threadsafe(self._written, batch, pending, done)
-
-        self._executor.run(on_thread)
+        self._executor.call(
+            lambda: self._write_batch(writes, rows),
+            asyncio.get_running_loop(),
+            lambda done, error: self._written(batch, pending, error or done),
+        )
 
     def _written(
         self,
@@ -572,8 +569,9 @@ class SqliteStore:
         except StoreError:
             pass  # nothing more can be done for them: the database refuses writes
         self._closed = True
-        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._executor.call(self._close_connection, closed)
+        loop = asyncio.get_running_loop()
+        closed: asyncio.Future[None] = loop.create_future()
+        self._executor.call(self._close_connection, loop, partial(_settle, closed))
         await closed
         self._executor.stop()
 
@@ -596,24 +594,24 @@ class _Worker:
         while (job := self._jobs.get()) is not None:
             job()
 
-    def run(self, job: Callable[[], None]) -> None:
-        self._jobs.put(job)
+    def run(self, job: Callable[[], object]) -> None:
+        """Run `job` in turn; its result is dropped and it must not raise."""
+        self._jobs.put(lambda: None if job() is None else None)
 
-    def submit(self, job: Callable[[], Any]) -> None:
-        """Run `job` in turn, ignoring its result (tests use it to hold the thread)."""
-        self._jobs.put(lambda: None if job() else None)
-
-    def call(self, fn: Callable[[], T], future: asyncio.Future[T]) -> None:
-        """Run `fn` in turn and settle `future` on its loop with the result."""
-        loop = future.get_loop()
+    def call(
+        self, fn: Callable[[], T], loop: asyncio.AbstractEventLoop, done: Callable[[Any, BaseException | None], None]
+    ) -> None:
+        """Run `fn` in turn, then `done(result, error)` on `loop`."""
 
         def job() -> None:
             try:
-                result = fn()
-            except BaseException as exc:
-                loop.call_soon_threadsafe(_settle, future, None, exc)
-            else:
-                loop.call_soon_threadsafe(_settle, future, result, None)
+                outcome: tuple[Any, BaseException | None] = (fn(), None)
+            except BaseException as exc:  # handed to the loop, whatever it is
+                outcome = (None, exc)
+            try:
+                loop.call_soon_threadsafe(done, *outcome)
+            except RuntimeError:  # the loop closed while the job ran: nobody waits
+                pass
 
         self._jobs.put(job)
 
