@@ -5,7 +5,9 @@ guard (function) -> coach (early); guard -> shadow -> {persona, plasticity, stab
   - one turn's wall time / the DAG's critical path;
   - per-node overhead at zero latency (whole turns, store writes included), and the
     marginal cost of a node (7-node turn minus 1-node turn, per extra node);
-  - 200 sessions at once: wall time / critical path.
+  - 200 sessions at once: wall time / critical path;
+  - one crossing from the event loop to the store's thread and back, which the per-node
+    figures at zero latency include a few times per turn.
 Targets (issue 2): <= 1.02x, <= 50 us per node, <= 1.10x.
 """
 
@@ -116,7 +118,23 @@ async def measure() -> dict[str, float]:
             # What one more node costs: the turn's fixed costs (session, message, delivery) cancel out.
             results[f"marginal_node_us_{label}"] = (wall - wall_single) / count / (NODES - 1) * 1e6
             await app.close()
+        results["crossing_us"] = await crossing_us()
     return results
+
+
+async def crossing_us(count: int = 2000) -> float:
+    """One crossing from the event loop to the store's thread and back: a commit that
+    writes nothing, to an in-memory database (median of `count`). Store I/O and synchronous
+    functions run off the loop, so a sequential turn waits on a few of these: the store at
+    the turn's start, for its context, and for its last commits, plus each function agent."""
+    store = SqliteStore(":memory:")
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await store.commit(lambda db: None)
+        times.append(time.perf_counter() - start)
+    await store.close()
+    return statistics.median(times) * 1e6
 
 
 def main() -> None:
@@ -138,6 +156,9 @@ def main() -> None:
     )
     print(
         f"    each node beyond the first      {r['marginal_node_us_file']:.1f} us (SQLite file)   {r['marginal_node_us_memory']:.1f} us (in-memory SQLite)"
+    )
+    print(
+        f"    one crossing to a thread        {r['crossing_us']:.1f} us (loop -> store thread -> loop; a sequential turn waits on 4)"
     )
 
 
