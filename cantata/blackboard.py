@@ -1,7 +1,8 @@
-"""The blackboard of one turn: one entry per agent, written once, persisted before it is read."""
+"""The blackboard of one turn: one entry per agent, written once, committed in the order written."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from cantata.errors import StoreError
@@ -27,12 +28,13 @@ class Blackboard:
     def outputs(self) -> dict[str, Any]:
         return {name: e.output for name, e in self.entries.items() if e.status == "ok"}
 
-    async def write(self, agent: str, *, status: str, output: Any, error: str | None, iteration: int = 0) -> None:
-        """Returns once the entry is committed: only then may readers start."""
+    def write(self, agent: str, *, status: str, output: Any, error: str | None, iteration: int = 0) -> Awaitable[None]:
+        """Queue the entry; the result settles once it is committed. Readers need not wait
+        for it: the store commits entries in the order written (see `Store.write_entry`)."""
         written = self.entries.get(agent)
         if written is not None and written.iteration >= iteration:
             raise StoreError(f"agent '{agent}' already wrote to turn {self.turn_id}")
-        await self.store.write_entry(
+        committed = self.store.write_entry(
             turn_id=self.turn_id,
             user_id=self.user_id,
             agent=agent,
@@ -42,3 +44,4 @@ class Blackboard:
             iteration=iteration,
         )
         self.entries[agent] = EntryRow(self.turn_id, agent, status, output, error, iteration)
+        return committed

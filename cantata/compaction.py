@@ -14,7 +14,7 @@ from contextlib import aclosing
 from cantata.backends.base import CompletionRequest, Message
 from cantata.errors import BackendError
 from cantata.pool import Pool
-from cantata.prompts import build_briefing
+from cantata.prompts import Briefing, build_briefing
 from cantata.spec import Pipeline
 from cantata.store.base import PastTurn, SessionRow, Store
 
@@ -26,6 +26,16 @@ SUMMARY_TOKENS = 200
 LOWEST_RANK = 1_000_000  # after every agent of every turn on a shared instance
 
 
+def may_need_compaction(briefing: Briefing | None, reply: str, budget: int) -> bool:
+    """Whether the session could now be over the threshold, from the turn's own briefing:
+    if that briefing plus this turn's reply is within it, the turns are too (the briefing
+    holds them and more), and compaction need not read the session at all. The reply is
+    counted in bytes, never fewer than its tokens, so no tokenizer runs on the loop."""
+    if briefing is None:
+        return False  # no model agent: nothing is briefed, nothing to compact
+    return briefing.dropped_turns > 0 or briefing.tokens + len(reply.encode()) > budget * COMPACT_ABOVE
+
+
 async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session: SessionRow) -> bool:
     """Fold the oldest turns into the summary if the session needs it; True if it did."""
     model_agents = [a for a in pipeline.spec.agents if not a.is_function]
@@ -33,8 +43,12 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
         return False
     instance = pool.instance_for(model_agents[0].model)
     count = instance.backend.count_tokens
-    summary, upto = await store.session_summary(session.id)
-    turns = await store.recent_turns(session.id, before_turn=2**62, after_number=upto)
+    # Together, the two reads cross to the store and back once; the summary covers turns up
+    # to `upto`, and the newest turns are the ones after it.
+    (summary, upto), recent = await asyncio.gather(
+        store.session_summary(session.id), store.recent_turns(session.id, before_turn=2**62)
+    )
+    turns = [turn for turn in recent if turn.number > upto]
     budget = pipeline.spec.budget
 
     def size(kept: list[PastTurn]) -> int:
@@ -50,8 +64,8 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
             fold += 1
         return fold
 
-    # Counting tokens runs the model's tokenizer: off the event loop, like the model.
-    fold = await asyncio.to_thread(turns_to_fold)
+    # A real tokenizer runs off the event loop, like the model; a rough count need not.
+    fold = await asyncio.to_thread(turns_to_fold) if instance.backend.slow_count else turns_to_fold()
     if not fold:
         return False
     folded = turns[:fold]

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from cantata.compaction import compact_session
+from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import InstancesConfig, cantata_home
 from cantata.errors import UserError
 from cantata.events import Event, EventBus, Listener
@@ -135,9 +135,11 @@ class Cantata:
         finally:
             self._turn_listeners.pop(turn_id, None)
         # After delivery, off the critical path: fold old turns into the summary if needed.
-        task = asyncio.create_task(compact_session(self.store, self.pool, pipeline, session))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        reply = result.final.text if result.final else result.early.text if result.early else ""
+        if may_need_compaction(runner.briefing, reply, pipeline.spec.budget):
+            task = asyncio.create_task(compact_session(self.store, self.pool, pipeline, session))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         return result
 
     def _to_turn_listener(self, event: Event) -> None:

@@ -3,13 +3,16 @@
 No rounds: each agent is a task awaiting the futures of what it reads; the critical
 path of the DAG is the only wait. A failed agent does not fail the turn: its readers
 run with that input marked missing, unless they list it under `required`, in which
-case they are skipped. Each output is committed to the store before any reader starts.
+case they are skipped. Outputs are committed in the order written, readers starting at
+once (see `Store.write_entry`); the turn finishes once every output is committed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cantata.blackboard import Blackboard
@@ -62,9 +65,10 @@ class TurnRunner:
         self.early: Delivery | None = None
         self.final: Delivery | None = None
         self._t0 = time.monotonic()
-        self._briefing: Briefing | None = None
+        self.briefing: Briefing | None = None  # built once per turn, shared by its agents
         self._memory: dict[str, Any] = {}
         self._calls: dict[str, ModelCall] = {}
+        self._writes: list[tuple[AgentResult, Awaitable[None]]] = []  # entries queued, in order
 
     def clock(self) -> float:
         return time.monotonic() - self._t0
@@ -104,7 +108,12 @@ class TurnRunner:
         status = self._status()
         replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
         self.emit("turn_delivered", status=status)
-        await self.store.finish_turn(self.turn_id, status, replies)
+        # Finished behind the entries, in one crossing to the store with them; in the rare
+        # case that an entry could not be stored, the turn's status is corrected after.
+        await asyncio.gather(self._committed(), self.store.finish_turn(self.turn_id, status, replies))
+        if self._status() != status:
+            status = self._status()
+            await self.store.finish_turn(self.turn_id, status, [])
         return TurnResult(
             pipeline=self.pipeline.name,
             user=self.session.user_id,
@@ -120,17 +129,21 @@ class TurnRunner:
 
     async def _prepare_context(self) -> None:
         """Memory, recent turns and the briefing: read once per turn, shared by every agent."""
-        memory = await self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id)
-        self._memory = {name: entry.output for name, entry in memory.items()}
         model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
+        # Asked for together, the reads cross to the store's thread and back once, not thrice.
+        memory, (summary, upto), recent = await asyncio.gather(
+            self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id),
+            self.store.session_summary(self.session.id),
+            self.store.recent_turns(self.session.id, self.turn_id),
+        )
+        self._memory = {name: entry.output for name, entry in memory.items()}
         if not model_agents:
             return
+        # The summary covers turns up to `upto`; the newest turns are the ones after it.
+        past_turns = [turn for turn in recent if turn.number > upto]
         # Budgets are counted with the tokenizer of the instance the first model agent uses.
-        counter = self.pool.instance_for(model_agents[0].model).backend.count_tokens
-        summary, upto = await self.store.session_summary(self.session.id)
-        past_turns = await self.store.recent_turns(self.session.id, self.turn_id, after_number=upto)
-        # Counting tokens runs the model's tokenizer: off the event loop, like the model.
-        self._briefing = await asyncio.to_thread(
+        backend = self.pool.instance_for(model_agents[0].model).backend
+        build = partial(
             build_briefing,
             preamble=self.pipeline.preamble,
             memory=memory,
@@ -138,8 +151,10 @@ class TurnRunner:
             past_turns=past_turns,
             message=self.message,
             budget=self.pipeline.spec.budget,
-            count=counter,
+            count=backend.count_tokens,
         )
+        # A real tokenizer runs off the event loop, like the model; a rough count need not.
+        self.briefing = await asyncio.to_thread(build) if backend.slow_count else build()
 
     async def _node(
         self,
@@ -217,7 +232,7 @@ class TurnRunner:
         failed_required = [r for r in agent.required if view[r].status != "ok"]
         if failed_required:
             reason = f"required input(s) {', '.join(failed_required)} did not succeed"
-            await self._write(agent, result, "skipped", None, reason, iteration)
+            self._write(agent, result, "skipped", None, reason, iteration)
             self.emit("agent_skipped", agent.name, reason=result.error, **at)
             return
         inputs = {r: view[r].output for r in agent.reads if view[r].status == "ok"}
@@ -228,16 +243,16 @@ class TurnRunner:
             else:
                 output = await self._run_model(agent, result, inputs, missing, at)
         except Skip as skip:
-            await self._write(agent, result, "skipped", None, skip.reason, iteration)
+            self._write(agent, result, "skipped", None, skip.reason, iteration)
             self.emit("agent_skipped", agent.name, reason=skip.reason, **at)
             return
         except (BackendError, OutputInvalid) as exc:
-            await self._write(agent, result, "failed", None, str(exc), iteration)
+            self._write(agent, result, "failed", None, str(exc), iteration)
             self.emit(
                 "agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts, **at
             )
             return
-        await self._write(agent, result, "ok", output, None, iteration)
+        self._write(agent, result, "ok", output, None, iteration)
         if result.status != "ok":  # the output could not be stored: readers see it missing
             self.emit(
                 "agent_failed", agent.name, instance=result.instance, error=result.error, attempts=result.attempts, **at
@@ -305,14 +320,14 @@ class TurnRunner:
     async def _run_model(
         self, agent: AgentSpec, result: AgentResult, inputs: dict[str, Any], missing: list[str], at: dict[str, int]
     ) -> Any:
-        assert self._briefing is not None
+        assert self.briefing is not None
         contract = self.pipeline.contracts[agent.name]
         ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
         instance = self.pool.instance_for(agent.model)
         result.instance = instance.name
         self.emit("agent_queued", agent.name, instance=instance.name, deliver=agent.deliver, **at)
         messages = build_messages(
-            briefing=self._briefing,
+            briefing=self.briefing,
             agent=agent.name,
             instructions=(
                 f"Do what the team section above says {agent.name} does."
@@ -346,10 +361,12 @@ class TurnRunner:
         self._record_conflicts(agent, ctx)
         return output
 
-    async def _write(
+    def _write(
         self, agent: AgentSpec, result: AgentResult, status: str, output: Any, error: str | None, iteration: int = 0
     ) -> None:
-        """Commit the entry, then publish it to this turn's readers."""
+        """Queue the entry and publish it to this turn's readers at once: the store commits
+        entries in the order written, so no reader's entry is committed before its inputs'.
+        The turn waits for every commit before it finishes (`_committed`)."""
         result.finished_s = self.clock()
         if result.started_s is None and status != "skipped":
             result.started_s = result.finished_s
@@ -357,9 +374,25 @@ class TurnRunner:
         result.output = output
         result.error = error
         try:
-            await self.board.write(agent.name, status=status, output=output, error=error, iteration=iteration)
+            self._writes.append(
+                (result, self.board.write(agent.name, status=status, output=output, error=error, iteration=iteration))
+            )
         except CantataError as exc:
-            result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
+            self._not_stored(result, exc)
+
+    async def _committed(self) -> None:
+        """Wait for every entry's commit; an agent whose output could not be stored failed."""
+        for result, write in self._writes:
+            try:
+                await write
+            except CantataError as exc:
+                self._not_stored(result, exc)
+                self.emit(
+                    "agent_failed", result.name, instance=result.instance, error=result.error, attempts=result.attempts
+                )
+
+    def _not_stored(self, result: AgentResult, exc: CantataError) -> None:
+        result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
 
     def _restore(self, result: AgentResult, status: str, output: Any, error: str | None) -> None:
         result.status = status  # type: ignore[assignment]

@@ -100,12 +100,22 @@ async def test_writes_in_one_tick_share_a_commit_but_fail_alone(store: Store) ->
     assert set(await store.entries(turn_id)) == {"dup", "x", "y"}
 
 
+async def test_a_read_sees_the_writes_queued_before_it(store: Store) -> None:
+    # The scheduler does not wait for an entry's commit before its readers start: a read
+    # (a reader's function looking at the blackboard, the server's API) must still see it.
+    _, turn_id = await new_turn(store, "ana")
+    queued = store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=1, error=None)
+    entries = await store.entries(turn_id)
+    assert entries["a"].output == 1
+    await queued
+
+
 async def test_a_cancelled_writer_does_not_hang_the_others(store: Store) -> None:
     _, turn_id = await new_turn(store, "ana")
-    first = asyncio.create_task(
+    first = asyncio.ensure_future(
         store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=1, error=None)
     )
-    second = asyncio.create_task(
+    second = asyncio.ensure_future(
         store.write_entry(turn_id=turn_id, user_id="ana", agent="b", status="ok", output=2, error=None)
     )
     await asyncio.sleep(0)  # both queued for the same commit

@@ -73,6 +73,9 @@ class BackendInfo:
 
 class Backend(ABC):
     name: str
+    # Whether count_tokens runs a real tokenizer, too slow for the event loop on a long
+    # history: the briefing is then built on a worker thread. The rough count is not.
+    slow_count: bool = False
 
     @abstractmethod
     def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
@@ -89,8 +92,8 @@ class Backend(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens in `text` by the backend's own tokenizer; a rough count where it has none.
 
-        Safe to call from any thread, also while a generation runs: the briefing is built on
-        a worker thread (asyncio.to_thread), since counting a long history takes a while.
+        Safe to call from any thread, also while a generation runs: with `slow_count` the
+        briefing is built on a worker thread (asyncio.to_thread).
         """
         return max(1, len(text) // 4)
 

@@ -34,6 +34,8 @@ _DONE = object()
 
 
 class EmbeddedBackend(Backend):
+    slow_count = True  # llama.cpp's tokenizer
+
     def __init__(self, config: InstanceConfig) -> None:
         self.name = config.name
         self.config = config

@@ -1,6 +1,6 @@
 """The store's interface: the rows it returns and the async protocol every store implements.
 
-Every read and write is a coroutine: an implementation does its I/O off the event loop
+Every read and write is awaitable: an implementation does its I/O off the event loop
 (SQLite on one worker thread, PostgreSQL on an async driver), so a server running many
 turns never waits on a disk. The one synchronous method, `record_event`, only buffers:
 buffered events are committed with the next write, or shortly after (see `events.py`
@@ -11,7 +11,7 @@ Callers use only this module's names; `sqlite.py` is one implementation among ot
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -133,7 +133,9 @@ class Store(Protocol):
         Numbers are unique per session even with several writers at once."""
         ...
 
-    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None: ...
+    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
+        """Set the turn's status and store its replies (none: only the status changes)."""
+        ...
 
     async def get_turn(self, turn_id: int) -> TurnRow | None: ...
 
@@ -159,7 +161,7 @@ class Store(Protocol):
 
     # -- blackboard -----------------------------------------------------------------------
 
-    async def write_entry(
+    def write_entry(
         self,
         *,
         turn_id: int,
@@ -169,9 +171,14 @@ class Store(Protocol):
         output: Any,
         error: str | None,
         iteration: int = 0,
-    ) -> None:
-        """Write-once: a second entry for the same turn, agent and iteration is a StoreError.
-        Returns once committed: only then may the agent's readers start."""
+    ) -> Awaitable[None]:
+        """Queue the entry at the call and return what settles once it is committed.
+
+        Write-once: a second entry for the same turn, agent and iteration fails with a
+        StoreError. Entries are committed in the order of the calls, and every read sees
+        the writes queued before it. So the scheduler starts an agent's readers at once,
+        without waiting for the commit: a reader's entry is never committed before the
+        entries it read, and a turn resumed after a crash finds a consistent blackboard."""
         ...
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:

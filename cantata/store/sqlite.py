@@ -22,7 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -127,6 +127,10 @@ class SqliteStore:
     # -- on the event loop ----------------------------------------------------------------
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._batch:
+            # Writes still gathering for their commit were asked for before this read: a
+            # read sees every write asked for before it (callers rely on it, see `write_entry`).
+            await self.commit(_nothing)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._executor.call(lambda: _guarded(self.path, fn, self._connection()), loop, partial(_settle, future))
@@ -135,12 +139,18 @@ class SqliteStore:
     async def commit(self, write: Write) -> Any:
         """Run `write` in the transaction shared by the writes of this tick and return its
         result once committed."""
-        if self._closed:
-            raise StoreError(f"the database {self.path} is closed")
+        return await self._queue(write)
+
+    def _queue(self, write: Write) -> asyncio.Future[Any]:
+        """Queue `write` now, behind every write queued before it (the one thread commits
+        them in this order); the future settles once it is committed."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._closed:
+            future.set_exception(StoreError(f"the database {self.path} is closed"))
+            return future
         self._batch.append((write, future))
         self._schedule_flush()
-        return await future
+        return future
 
     def _schedule_flush(self) -> None:
         if not self._flush_scheduled and not self._writing:
@@ -331,7 +341,7 @@ class SqliteStore:
 
     # -- blackboard -----------------------------------------------------------------------
 
-    async def write_entry(
+    def write_entry(
         self,
         *,
         turn_id: int,
@@ -341,7 +351,7 @@ class SqliteStore:
         output: Any,
         error: str | None,
         iteration: int = 0,
-    ) -> None:
+    ) -> Awaitable[None]:
         row = (turn_id, user_id, agent, iteration, status, _json(output), error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
@@ -351,7 +361,7 @@ class SqliteStore:
                 which = f" (iteration {iteration})" if iteration else ""
                 raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
 
-        await self.commit(write)
+        return self._queue(write)
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:
         return {entry.agent: entry for entry in await self.entry_history(turn_id)}
@@ -393,7 +403,7 @@ class SqliteStore:
 
     async def _commit_pending_events(self) -> None:
         if self._pending or self._writing:
-            await self.commit(lambda db: None)
+            await self.commit(_nothing)
 
     async def events(self, turn_id: int) -> list[StoredEvent]:
         await self._commit_pending_events()
@@ -620,6 +630,10 @@ class _Worker:
 
 
 # -- SQL helpers (run on the worker thread) ------------------------------------------------
+
+
+def _nothing(db: sqlite3.Connection) -> None:
+    """A write that writes nothing: awaiting it waits for every write queued before it."""
 
 
 class _transaction:
