@@ -1,19 +1,24 @@
-"""A real OpenAI-compatible server for tests: llama-cpp-python's own, on loopback, with
-the embedded model file. Nobody here wrote it, which is the point."""
+"""Real servers for tests, each a subprocess on a free loopback port: llama-cpp-python's
+OpenAI-compatible server with the embedded model file (nobody here wrote it, which is the
+point), and `cantata serve` as a user runs it."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import httpx
 import pytest
 
 from cantata.backends.model_files import default_model_path
+
+START_S = 60.0
 
 
 def free_port() -> int:
@@ -23,30 +28,32 @@ def free_port() -> int:
         return port
 
 
-class LlamaServer:
-    def __init__(self, log_dir: Path, *, context: int = 2048) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.log_path = log_dir / "server.log"
-        self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
-        self.command += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(context)]
+class ServerProcess:
+    """A server started on enter, ready once `health` answers 200, stopped on exit."""
+
+    name = "server"
+
+    def __init__(self, log_path: Path, command: list[str], health: str) -> None:
+        self.log_path = log_path
+        self.command = command
+        self.health = health
         self.process: subprocess.Popen[bytes] | None = None
 
-    def __enter__(self) -> LlamaServer:
+    def __enter__(self) -> Self:
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        deadline = time.monotonic() + START_S
         while True:
             if self.process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {self.process.returncode}:\n{self.log()}")
+                pytest.fail(f"{self.name} exited with {self.process.returncode}:\n{self.log()}")
             try:
-                if httpx.get(f"{self.url}/models", timeout=1.0).status_code == 200:
+                if httpx.get(self.health, timeout=1.0).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer within 60 s:\n{self.log()}")
-            time.sleep(0.25)
+                pytest.fail(f"{self.name} did not answer within {START_S:g} s:\n{self.log()}")
+            time.sleep(0.2)
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -54,13 +61,34 @@ class LlamaServer:
             self.process.wait()
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-2000:]
+        return self.log_path.read_text(errors="replace")[-3000:]
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()
         try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+class LlamaServer(ServerProcess):
+    name = "llama_cpp.server"
+
+    def __init__(self, log_dir: Path, *, context: int = 2048) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(context)]
+        super().__init__(log_dir / "server.log", command, f"{self.url}/models")
+
+
+class CantataServer(ServerProcess):
+    name = "cantata serve"
+
+    def __init__(self, log_dir: Path, *args: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "cantata", "serve", "--port", str(self.port), *args]
+        super().__init__(log_dir / "cantata-serve.log", command, f"{self.url}/healthz")

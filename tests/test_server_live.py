@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.cantata_server import CantataServer
 from tests.conftest import WriteFile, scripted_config
+from tests.servers import CantataServer
 from tests.sse import parse
 
 pytestmark = pytest.mark.server
