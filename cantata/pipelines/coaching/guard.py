@@ -115,7 +115,7 @@ _HEDGED = re.compile(
 )
 
 
-def _negated(norm: str, start: int, end: int) -> bool:
+def _negated(norm: str, start: int, end: int, *, inside: bool = True) -> bool:
     """A negation among the three words just before the match, within its clause, or inside
     it ("I'm not suicidal", "je ne vais pas me suicider"); not "I'm not ok, I want to die",
     nor a hedged one ("I can't promise I won't")."""
@@ -123,7 +123,7 @@ def _negated(norm: str, start: int, end: int) -> bool:
         return False
     clause = _CLAUSE.split(norm[:start])[-1]
     # Inside the match, only its first words: "I'm not suicidal", not "wish I could not wake up".
-    words = clause.split()[-3:] + norm[start:end].split()[:3]
+    words = clause.split()[-3:] + (norm[start:end].split()[:3] if inside else [])
     return any(w in _NEGATIONS or w.startswith("n'") for w in words)
 
 
@@ -183,7 +183,11 @@ def _screen(text: str) -> list[GuardHit]:
                 continue
             seen.add(rule.id)
             tier, weight, family, note = rule.tier, rule.weight, rule.family, ""
-            negated = rule.negatable and tier == "high" and _negated(sentence, match.start(), match.end())
+            negated = (
+                rule.negatable
+                and tier == "high"
+                and _negated(sentence, match.start(), match.end(), inside=rule.negation_inside)
+            )
             if negated:
                 tier, weight, family, note = "low", 1, "denial", "negated"
             if rule.category == "medical_emergency":

@@ -31,6 +31,10 @@ class Rule:
     weight: int
     negatable: bool = True  # a negation just before lowers a high hit to low
     escalates: bool = True  # a time or means cue raises a high hit of an actionable category
+    # Whether a negation inside the match's first words counts ("I'm not suicidal"). Not for
+    # the sign grammar (signs.py), whose objects carry their own ("thoughts about not
+    # wanting to be here", "j'aimerais ne plus exister"): only a negation before counts.
+    negation_inside: bool = True
     # Words one of which every match contains (None: no such set is known). A sentence
     # without any of them cannot match, so the regex is not run: most rules are skipped
     # on most sentences, which keeps a screen in microseconds.
@@ -198,6 +202,7 @@ def rule(
     weight: int | None = None,
     negatable: bool = True,
     escalates: bool = True,
+    negation_inside: bool = True,
 ) -> Rule:
     body = "|".join(f"(?:{a})" for a in alternatives)
     if weight is None:
@@ -211,6 +216,7 @@ def rule(
         weight,
         negatable,
         escalates,
+        negation_inside,
         gate_of(alternatives),
     )
 

@@ -80,7 +80,7 @@ _TIERS_FR = (
 )
 _MEDS_FR = r"(?:medicaments|cachets|comprimes|pilules|somniferes|anxiolytiques|antidepresseurs|doliprane|paracetamol)"
 
-RULES: tuple[Rule, ...] = (
+_PHRASES: tuple[Rule, ...] = (
     # == English, first person ========================================================
     # C-SSRS 2, 988 "talking about wanting to die or to kill themselves": explicit.
     rule(
@@ -1011,3 +1011,318 @@ RULES: tuple[Rule, ...] = (
         family="helper_worry",
     ),
 )
+
+
+# == The signs as a grammar: small vocabularies that combine =============================
+# The phrase families above were written sign by sign, but each lists whole phrasings, and
+# every fresh batch of personas found phrasings they lacked. The families below encode the
+# SAME signs as combinations of small vocabularies: a first-person frame (a wish, a thought,
+# an intent, a doubt about going on) x a way of saying one's own death, ending or absence
+# (with its methods, C-SSRS item 3), x, where the sign needs one, a future time. Each
+# vocabulary is a list of words and inflections, not of sentences, so a sentence nobody
+# wrote down still reads as its sign. Negation is handled as above: a negation before a
+# negatable frame lowers it to low; frames that contain their own negation ("not sure I
+# want to keep living") are not negatable.
+
+# One's own death, ending or absence (C-SSRS 1-2 "wish to be dead", "thoughts of killing
+# oneself"; 988 "talking about wanting to die"; AFSP "talk of not being around").
+_END_SELF = (
+    r"(?:die|dying|death|be dead|being dead|end it|end it all|ending it|ending it all|end things|ending things|"
+    r"end everything|ending everything|end my life|ending my life|kill myself|killing myself|take my (?:own )?life|"
+    r"taking my (?:own )?life|suicide|not (?:be|being) (?:here|around|alive)|not wanting to (?:be here|be around|"
+    r"be alive|live|exist|wake up)|stop (?:being alive|living|existing|breathing)|(?:not|never) (?:wake|waking) up|"
+    r"not exist|not existing|cease to exist|(?:fall|falling|go|going|drift|drifting) (?:asleep|to sleep|off) "
+    r"(?:forever|for good|and (?:never|not) wak(?:e|ing) up)|sleep forever|disappear(?:ing)? (?:forever|for good)|"
+    r"be gone (?:forever|for good)|(?:get|getting|be|being) (?:hit|run over|killed) by (?:a|the) [a-z]+|"
+    r"not make it (?:through|to)|(?:my|the) (?:life|end) (?:to )?(?:be |being )?over)"
+)
+# Methods (C-SSRS 3): how one might do it, said of oneself.
+_METHOD = (
+    r"(?:hang(?:ing)? myself|overdos(?:e|ing)|od(?:ing)?|(?:slit|slitting|cut|cutting|slash|slashing) my wrists|"
+    r"shoot(?:ing)? myself|drown(?:ing)? myself|gas(?:sing)? myself|poison(?:ing)? myself|"
+    r"set(?:ting)? myself on fire|throw(?:ing)? myself (?:off|under|in front of|from)|"
+    r"jump(?:ing)? (?:off|from|in front of) (?:a|the|my|that) [a-z]+|"
+    r"step(?:ping)? (?:out )?in front of (?:a|the) (?:train|bus|car|truck|lorry|tram)|"
+    r"(?:drive|driving|drove|crash|crashing|swerve|swerving|steer|steering) (?:my car |the car )?(?:into|off) "
+    r"(?:a|the) [a-z]+|(?:take|taking|swallow|swallowing) (?:all|every one|the whole (?:box|bottle|pack)) of "
+    r"(?:my|the|them|these|those)|bleed(?:ing)? out)"
+)
+# A wish, an intent, a thought, a picture of it (C-SSRS 1, 2, 4): the frame the object follows.
+_FRAME = (
+    r"(?:want|wants|wanted|wanting|wanna|wish|wishing|wished|hope|hoping|pray|praying|long|longing|welcome|"
+    r"would like|'d like|ready|plan|planning|plans|intend|intending|going|decided|mean|meant|"
+    r"think|thinking|thought|thoughts|thinkin|keep thinking|picture|picturing|imagine|imagining|fantasi[sz]e|"
+    r"fantasi[sz]ing|dream|dreaming|tempted|urge|urges|considering|contemplating|obsessing|fixated)"
+)
+_FRAME_GAP = (
+    r"(?: (?:to|of|about|that|on|over|for|i could|i'd|i'll|i will|i would|i might|i|me)){0,3}(?: [a-z'-]+){0,2}"
+)
+
+# Going on living, as an object: "keep living", "carry on", "go on".
+_LIVE_ON = (
+    r"(?:(?:keep|keep on|go on|carry on|continue|continuing|carrying on|going on|keep going) (?:living|"
+    r"being alive|with (?:my )?life|with this life)|live|living|to live|be alive|being alive|stay alive|"
+    r"staying alive|be here|being here|exist|existing|wake up|waking up|(?:keep|keep on|go on|carry on|"
+    r"continue|keep going|going on|carrying on|continuing)(?= ,| \.|$))"
+)
+# A future time, for the finality signs ("after this week", "by Christmas").
+_LATER = (
+    r"(?:soon|much longer|for long|long|anymore|any longer|after (?:this|that|today|tonight|tomorrow|the weekend|"
+    r"next [a-z]+|[a-z]+day)(?: [a-z]+)?|by (?:then|next [a-z]+|the [a-z]+|[a-z]+)(?: [a-z]+)?|"
+    r"for (?:my|the|his|her|their|our|next|christmas|easter)(?: [a-z']+){0,2}|next (?:week|month|year|[a-z]+day)|"
+    r"(?:this|next) time next [a-z]+|to see [a-z]+(?: [a-z]+)?)"
+)
+_WITHOUT_ME = (
+    r"(?:fine|ok|okay|alright|better|better off|happier|easier|lighter|freer|relieved|at peace|move on|"
+    r"cope|manage|be fine|get over it) without me"
+)
+_ME_GONE = (
+    r"if i (?:was|were|wasn't|weren't|was not|were not) (?:gone|dead|around|here|alive|in the picture|"
+    r"in (?:their|the|his|her|your) lives?|in the way)|if i (?:died|disappeared|left for good|went away for good)|"
+    r"once i'm gone|when i'm gone|after i'm gone"
+)
+_RESEARCH = (
+    r"(?:reading|read|researching|researched|looking|looked|looked up|looking up|googling|googled|searching|searched|"
+    r"watching videos|checking|checked|asking|finding out|find out|wondering|wonder|want to know|need to know)"
+)
+_LETHAL = (
+    r"(?:die|dying|kill (?:me|myself|you|someone|a person)|be (?:fatal|lethal|deadly)|fatal|lethal|deadly|"
+    r"the most (?:dangerous|lethal|deadly|toxic)|most (?:dangerous|lethal|deadly|toxic)|"
+    r"(?:dangerous|lethal|deadly|toxic|fatal) in (?:large|big|high|huge) (?:amounts|doses|quantities|numbers)|"
+    r"bleed out|drown|suffocate|lose consciousness|not wake up|never wake up|stop (?:your|my|the|a) heart|"
+    r"overdose|od)"
+)
+_MEANS = (
+    rf"(?:{_PILLS[3:-1]}|pills|tablets|drugs|painkillers|bleach|poison|rope|noose|gun|firearm|bullets|knife|blade|"
+    r"razor|razors|charcoal|helium|hose|antifreeze)"
+)
+
+# French vocabularies.
+_FIN_SOI = (
+    r"(?:mourir|crever|la mort|etre morte?|en finir|me tuer|me suicider|me foutre en l'air|me flinguer|me pendre|"
+    r"me noyer|m'empoisonner|me tirer une balle|m'ouvrir les veines|me couper les veines|"
+    r"me jeter (?:sous|du|d'un|d'une|de|par|dans|a l'eau)(?: [a-z'-]+){0,2}|sauter (?:du|d'un|d'une|de|par|sous)"
+    r"(?: [a-z'-]+){0,2}|(?:ne (?:plus|pas|jamais)|plus) (?:exister|etre la|vivre|me reveiller|etre en vie|etre de ce monde)|"
+    r"disparaitre (?:pour toujours|a jamais|pour de bon|definitivement)|m'endormir (?:pour toujours|a jamais|"
+    r"et ne (?:plus|pas|jamais) me reveiller)|partir pour (?:toujours|de bon)|arreter de vivre|que tout s'arrete|"
+    r"avaler (?:tous mes|toutes mes|toute la boite|tous les|toute la plaquette)(?: [a-z'-]+){0,2})"
+)
+_ENVIE_FR = (
+    r"(?:je veux|je voudrais|j'aimerais|j'ai envie de|j'ai envie d'|envie de|envie d'|je souhaite|je souhaiterais|"
+    r"je prefererais|je reve de|je reve d'|j'ai besoin de|besoin de|je pense a|je pense souvent a|j'ai pense a|"
+    r"je pensais a|je songe a|je reflechis a|l'idee de|pret a|prete a|je vais|j'ai decide de|j'ai decide d'|"
+    r"je compte|je prevois de|tente de|tentee? de|je suis tentee? de|j'espere|j'imagine|je m'imagine)"
+)
+_ENVIE_GAP_FR = r"(?: [a-z'-]+){0,2}"
+_SANS_MOI = (
+    r"(?:mieux|plus heureux|plus heureuses?|plus tranquilles?|soulages?|soulagees?|plus libres?|en paix|"
+    r"mieux lotis?|mieux loties?) (?:sans moi|si je (?:n'etais plus la|n'etais pas la|disparaissais|partais|"
+    r"mourais|etais morte?|n'existais pas|n'existais plus))|(?:porterait|porteraient|porteront|portera|porte|portent) "
+    r"mieux sans moi"
+)
+_PLUS_TARD_FR = (
+    r"(?:pour (?:noel|paques|mon anniversaire|son anniversaire|l'ete|la rentree|le nouvel an|les fetes|"
+    r"(?:la|le) [a-z]+ (?:prochaine?|d'apres))|(?:la|le) [a-z]+ prochaine?|longtemps|apres (?:ce|cette|demain|"
+    r"ce soir)(?: [a-z-]+)?|bientot|dans (?:une|deux|trois|quelques) (?:semaines?|jours|mois))"
+)
+
+_GRAMMAR: tuple[Rule, ...] = (
+    # C-SSRS 1-2 (Posner et al. 2011), 988 "talking about wanting to die": a first-person
+    # frame x one's own death or a method, within a few words.
+    rule(
+        "en.sign.wish_or_thought",
+        S,
+        "high",
+        rf"{_FRAME}{_FRAME_GAP} (?:{_END_SELF}|{_METHOD})(?: for good| forever| once and for all)?{END}",
+        rf"{_FRAME}{_FRAME_GAP} (?:{_METHOD})",
+        rf"(?:i'd|i would|i'll|i will|i could) (?:gladly )?(?:welcome|embrace|accept|take) (?:death|dying|the end)",
+        # A wished-for accident is a wish to be dead (C-SSRS 1 "passive ideation").
+        rf"(?:wish|wishing|hope|hoping|pray|praying|want|wanting)(?: that)? (?:i'd|i'll|i will|i would|i could|i might|"
+        rf"i) (?:get|be|got) (?:hit|run over|killed|knocked down) by",
+        negation_inside=False,
+    ),
+    # C-SSRS 1 as a doubt about going on: "not sure I want to keep living" (it carries its
+    # own negation, so a negation check would misread it).
+    rule(
+        "en.sign.doubt_going_on",
+        S,
+        "high",
+        rf"(?:not sure|unsure|don't know|do not know|no longer sure|not certain)(?: if| whether)? i (?:want|wanna|can|"
+        rf"could|should) (?:to )?{_LIVE_ON}",
+        rf"(?:don't|do not|no longer|never) (?:want|wanna|feel like) (?:to )?(?:keep|go on|carry on|continue)"
+        rf"(?: living| being alive| with (?:my )?life)?{END}",
+        rf"(?:had|have had|i've had) enough of (?:life|living|being alive|existing|this life){END}",
+        rf"(?:i'm|i am|i feel) (?:so )?(?:done|finished|through) with (?:life|living|being alive|existing|this life){END}",
+        negatable=False,
+    ),
+    # 988 / AFSP "having no reason to live": no reason or point x going on.
+    rule(
+        "en.sign.no_reason",
+        S,
+        "high",
+        rf"(?:no|any|a|the) (?:reason|point|purpose) (?:left )?(?:for me )?(?:to|in|for|of) (?:me )?{_LIVE_ON}",
+        r"(?:nothing|no one|nobody|nothing left|no one left) (?:left )?(?:for me )?(?:to live for|here for me|"
+        r"keeping me here|to stay for)",
+        rf"(?:there's|there is) nothing (?:left )?(?:for me )?(?:here|in this world|anymore){END}",
+        r"(?:this|it) is the end (?:for me|of me|of the road for me)" + END,
+        negatable=False,
+    ),
+    # 988 / AFSP "being a burden" in its strongest form: the others better off without me.
+    sign(
+        "en.sign.without_me",
+        S,
+        3,
+        rf"(?:be|been|being|are|is|'d|'ll|would|will) (?:so |much |a lot |all |so much )?{_WITHOUT_ME}",
+        rf"(?:better|easier|happier|lighter|simpler|an easier time|a better life|relieved|glad|free) (?:for "
+        rf"(?:everyone|everybody|them|my [a-z]+) )?{_ME_GONE}",
+        family="without_me",
+    ),
+    # AFSP "talking about not being around" x a future time: finality.
+    sign(
+        "en.sign.not_around_later",
+        S,
+        3,
+        rf"(?:won't|will not|wont|not going to|not gonna|don't plan on|do not plan on|not planning on|don't intend to|"
+        rf"don't expect to|don't see myself|can't see myself|won't still) (?:be |being |still be |still being )?"
+        rf"(?:around|here|alive) {_LATER}",
+        r"(?:not|don't|won't|do not) (?:planning on |plan on |going to |intend to )?(?:stick|sticking|stay|staying) "
+        r"(?:around|here) (?:much longer|for long|to (?:find out|see))",
+        rf"(?:won't|will not) be (?:anyone's|anybody's|your|their|a|an) (?:problem|burden|worry) {_LATER}",
+        rf"{_LATER}(?: ,)? (?:it|nothing|none of (?:this|it)|none of that) (?:won't|will not|will no longer|isn't going to) "
+        r"matter (?:anymore|any longer|at all)",
+        rf"(?:after|by|come) [a-z]+(?: [a-z]+)?(?: ,)? i (?:won't|will not) be (?:anyone's|a|your|their) "
+        r"(?:problem|burden|worry)",
+        family="not_around",
+    ),
+    # C-SSRS 6 preparatory behaviour: letters to each of them; a plan with a date; the
+    # means saved or bought (988 "buying a gun, stockpiling pills").
+    sign(
+        "en.sign.preparation",
+        S,
+        3,
+        r"(?:written|wrote|writing|write|left|leaving) (?:everyone|each of them|all of them|my (?:family|kids|children|"
+        r"parents|wife|husband|partner|mum|mom|dad)|them) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|note|notes)",
+        r"(?:written|wrote|writing|left) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|note|notes) (?:for|to) "
+        r"(?:each|everyone|all|my (?:family|kids|children|parents|wife|husband|partner|mum|mom|dad))",
+        r"(?:a|my|the) plan and (?:a|the) (?:date|time|place)|(?:a|the) date and (?:a|the) plan",
+        rf"(?:enough|plenty of|lots of|a lot of|all my|all of my|all the) (?:[a-z-]+ )?{_PILLS}"
+        rf"(?: [a-z'-]+){{0,2}} (?:saved|stashed|hidden|put away|stockpiled|kept|collected|stored|ready)",
+        rf"(?:saved|stashed|stockpiled|collected|kept|hidden|put aside|putting aside|setting aside|set aside) (?:up )?"
+        rf"(?:[a-z'-]+ ){{0,3}}(?:{_PILLS}|tablets|pills)(?: [a-z'-]+){{0,4}} (?:to do it|for when|for the end|"
+        rf"for a while|for weeks|for months|for a few [a-z]+|quite a lot|a lot)",
+        rf"(?:{_PILLS}|tablets|pills) (?:saved|stashed|put aside|collected) (?:up )?(?:to do it|for it|for when)",
+        r"(?:bought|buy|buying|got hold of|ordered|ordering) (?:a |some |the )?(?:rope|noose|gun|firearm|pistol|"
+        r"charcoal|hose|helium)(?! (?:for|to (?:tie|hang (?:the|a|my) (?:washing|hammock|picture|swing)))\b)",
+        family="preparation",
+    ),
+    # 988 "looking for a way to kill themselves": researching how lethal a means is.
+    sign(
+        "en.sign.means_research",
+        S,
+        3,
+        rf"{_RESEARCH} (?:about |up |into |for |on |at |if |whether )?(?:how|what|which|ways|whether|if)"
+        rf"(?: [a-z'-]+){{0,6}} (?:to |it takes to |would |will |could |is |are |be )?{_LETHAL}",
+        rf"(?:which|what) (?:[a-z-]+ ){{0,4}}(?:{_PILLS}|pills|tablets|drugs|medications|medicines) (?:are|is|would be) "
+        rf"(?:the )?(?:most )?(?:dangerous|lethal|deadly|toxic|fatal) (?:in (?:large|big|high) (?:amounts|doses)|"
+        r"to (?:overdose|take)|if you take)",
+        rf"(?:which|what) (?:[a-z-]+ ){{0,4}}(?:{_PILLS}|pills|tablets|drugs|medications|medicines) (?:are|is) "
+        r"(?:the )?most (?:dangerous|lethal|deadly|toxic)",
+        r"(?:is|would) (?:drowning|hanging|jumping|an overdose|overdosing|bleeding out|gas|carbon monoxide|"
+        r"freezing) (?:a )?(?:painless|peaceful|quick|quiet|easy|gentle|fast) (?:way|death)",
+        r"(?:painless|peaceful|quick|quiet|easy|gentle) (?:way|ways) to (?:go|die|end it|do it)",
+        family="means",
+    ),
+    # C-SSRS 6, 988 "looking for a way": at a height or by the tracks, thinking of jumping.
+    sign(
+        "en.sign.at_the_edge",
+        S,
+        3,
+        r"(?:platform|tracks|bridge|roof|ledge|cliff|balcony|edge|rooftop|car park|parking garage|top floor)"
+        r"(?: [a-z'-]+){0,6} (?:thinking|thought|think|wondering|wanted|wanting|tempted) (?:about |of |to )?"
+        r"(?:jumping|jump|stepping off|falling|letting go|stepping (?:out|forward))",
+        r"(?:stood|standing|stand|sat|sitting|waited|waiting) (?:at|on|near|by) (?:the|a) (?:edge|ledge|railing|"
+        r"parapet)(?: of (?:the|a) (?:roof|bridge|building|car park|cliff|platform|balcony|tower))?(?: [a-z'-]+){0,3} "
+        r"(?:for (?:a long time|ages|an hour|hours|a while)|and (?:thought|looked down|wanted))",
+        r"(?:went|go|going|drove|walked|climbed) (?:up )?(?:to|onto) (?:the|a) (?:multi-storey|top of the|top of a|roof "
+        r"of the|roof of a)?(?: [a-z-]+){0,2} (?:and stood|to stand|and sat|and looked down)",
+        family="preparation",
+    ),
+    # Helpers (988 and AFSP guidance for the people around someone): what the other person
+    # said, reported, with a few words between ("wrote in her diary that she...").
+    rule(
+        "en.sign.helper_reported",
+        H,
+        "high",
+        rf"{_SAYS}(?: [a-z'-]+){{0,5}} (?:that )?(?:he|she|they) (?:wants?|wanted|wishes|wished|would like|'d like|"
+        rf"is going|was going|plans|planned|is planning|was planning|hopes|hoped) (?:to )?(?:be dead|die|not be here|"
+        rf"not be alive|not exist|kill {_SELF3}|end (?:it|it all|things|{_POSS3} life)|disappear forever)",
+        rf"{_SAYS}(?: [a-z'-]+){{0,5}} (?:that )?(?:he|she|they) (?:doesn't|does not|don't|no longer) (?:want|wants) to "
+        r"(?:live|be alive|be here|exist|wake up|go on|carry on|keep living)",
+        rf"{_POSS3} (?:search history|searches|browser history|internet history|google history|history)(?: [a-z'-]+){{0,6}} "
+        r"(?:suicide|ways to die|how to die|killing (?:himself|herself|themselves)|overdoses?|lethal doses?|"
+        r"methods)",
+        rf"(?:scared|afraid|terrified|worried|frightened|fear) (?:that )?{_THIRD} (?:is going to|will|might|may|could|"
+        rf"wants to) (?:take {_POSS3} (?:own )?life|kill {_SELF3}|end {_POSS3} life|end it|do something to {_SELF3})",
+        negatable=False,
+    ),
+    # == French ==========================================================================
+    # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
+    rule(
+        "fr.sign.wish_or_thought",
+        S,
+        "high",
+        rf"{_ENVIE_FR}{_ENVIE_GAP_FR} {_FIN_SOI}",
+        rf"(?:si je (?:ne )?(?:me reveillais|me reveille) (?:pas|plus)(?: [a-z'-]+){{0,3}}|mourir|la mort)(?: ,)? "
+        r"(?:ce serait|ca serait|serait|c'est|ca a l'air|me semble) (?:un )?(?:soulagement|une delivrance|la paix|"
+        r"reposant|apaisant|doux|une liberation|mieux)",
+        r"(?:je pense|je pense de plus en plus|je pense souvent|je pense tout le temps|je ne pense qu') a la mort",
+        negation_inside=False,
+    ),
+    # 3114 / 988 "no reason to live": nothing worth going on for.
+    rule(
+        "fr.sign.no_reason",
+        S,
+        "high",
+        r"(?:rien|plus rien|la vie|ma vie|ca|cette vie) ne vaut (?:plus )?(?:la peine|le coup) (?:de (?:continuer|vivre|"
+        r"se battre|me battre|rester)|d'etre vecue?)",
+        r"(?:plus|aucune|pas de|plus aucune|pas une) (?:seule )?raison de (?:continuer|vivre|rester|me battre|tenir)",
+        r"je (?:ne )?vois (?:pas|plus) (?:comment|pourquoi) (?:continuer a vivre|vivre|rester en vie|continuer comme ca)",
+        negatable=False,
+    ),
+    # 988 / AFSP burden, strongest form: better off without me.
+    sign("fr.sign.without_me", S, 3, _SANS_MOI, family="without_me"),
+    # AFSP "not being around" x a future time; "no longer a problem for anyone".
+    sign(
+        "fr.sign.not_around_later",
+        S,
+        3,
+        rf"je (?:ne )?(?:serai|vais etre) (?:plus|pas) (?:la|ici|en vie) {_PLUS_TARD_FR}",
+        rf"(?:je ne serai|je serai) plus (?:un |une )?(?:probleme|poids|fardeau|charge|souci) pour (?:personne|"
+        r"vous|toi|eux|qui que ce soit|ma famille)",
+        family="not_around",
+    ),
+    # AFSP "saying goodbye": thanks and adieu, the final farewell of French.
+    sign(
+        "fr.sign.adieu",
+        S,
+        3,
+        r"merci(?: [a-z'-]+){0,6}(?: ,)? (?:et )?adieu",
+        r"(?:vous|te) dire (?:merci et )?adieu",
+        family="goodbye",
+    ),
+    # C-SSRS 6: the letter written, the means put aside; 988 "looking for a way".
+    sign(
+        "fr.sign.preparation",
+        S,
+        3,
+        r"(?:ecrit|ecrire|ecris|redige|laisse) (?:ma|mes|une|des) (?:derniere |dernieres )?lettres?(?! de (?:motivation|"
+        r"demission|candidature|reclamation|recommandation))(?: (?:a|pour) (?:mes|ma|mon|tout|chacun))?",
+        rf"(?:mis|mets|mettre) de cote (?:tous |toutes )?(?:mes |des |les )?(?:[a-z-]+ )?{_MEDS_FR}",
+        rf"(?:quels?|quelles?) (?:[a-z-]+ ){{0,3}}{_MEDS_FR} (?:sont|est|seraient|serait) (?:les plus )?(?:mortel(?:le)?s?|"
+        r"letales?|dangereu(?:x|ses?)) (?:a forte dose|a haute dose|en grande quantite|si on en prend beaucoup)",
+        rf"(?:quels?|quelles?) (?:[a-z-]+ ){{0,3}}{_MEDS_FR} (?:sont|est) (?:mortel(?:le)?s?|letales?)",
+        family="preparation",
+    ),
+)
+
+RULES: tuple[Rule, ...] = _PHRASES + _GRAMMAR
