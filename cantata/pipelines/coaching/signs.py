@@ -1135,10 +1135,10 @@ _GRAMMAR: tuple[Rule, ...] = (
         "high",
         rf"{_FRAME}{_FRAME_GAP} (?:{_END_SELF}|{_METHOD})(?: for good| forever| once and for all)?{END}",
         rf"{_FRAME}{_FRAME_GAP} (?:{_METHOD})",
-        rf"(?:i'd|i would|i'll|i will|i could) (?:gladly )?(?:welcome|embrace|accept|take) (?:death|dying|the end)",
+        r"(?:i'd|i would|i'll|i will|i could) (?:gladly )?(?:welcome|embrace|accept|take) (?:death|dying|the end)",
         # A wished-for accident is a wish to be dead (C-SSRS 1 "passive ideation").
-        rf"(?:wish|wishing|hope|hoping|pray|praying|want|wanting)(?: that)? (?:i'd|i'll|i will|i would|i could|i might|"
-        rf"i) (?:get|be|got) (?:hit|run over|killed|knocked down) by",
+        r"(?:wish|wishing|hope|hoping|pray|praying|want|wanting)(?: that)? (?:i'd|i'll|i will|i would|i could|i might|"
+        r"i) (?:get|be|got) (?:hit|run over|killed|knocked down) by",
         negation_inside=False,
     ),
     # C-SSRS 1 as a doubt about going on: "not sure I want to keep living" (it carries its
@@ -1190,7 +1190,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         rf"(?:won't|will not) be (?:anyone's|anybody's|your|their|a|an) (?:problem|burden|worry) {_LATER}",
         rf"{_LATER}(?: ,)? (?:it|nothing|none of (?:this|it)|none of that) (?:won't|will not|will no longer|isn't going to) "
         r"matter (?:anymore|any longer|at all)",
-        rf"(?:after|by|come) [a-z]+(?: [a-z]+)?(?: ,)? i (?:won't|will not) be (?:anyone's|a|your|their) "
+        r"(?:after|by|come) [a-z]+(?: [a-z]+)?(?: ,)? i (?:won't|will not) be (?:anyone's|a|your|their) "
         r"(?:problem|burden|worry)",
         family="not_around",
     ),
@@ -1272,7 +1272,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         S,
         "high",
         rf"{_ENVIE_FR}{_ENVIE_GAP_FR} {_FIN_SOI}",
-        rf"(?:si je (?:ne )?(?:me reveillais|me reveille) (?:pas|plus)(?: [a-z'-]+){{0,3}}|mourir|la mort)(?: ,)? "
+        r"(?:si je (?:ne )?(?:me reveillais|me reveille) (?:pas|plus)(?: [a-z'-]+){0,3}|mourir|la mort)(?: ,)? "
         r"(?:ce serait|ca serait|serait|c'est|ca a l'air|me semble) (?:un )?(?:soulagement|une delivrance|la paix|"
         r"reposant|apaisant|doux|une liberation|mieux)",
         r"(?:je pense|je pense de plus en plus|je pense souvent|je pense tout le temps|je ne pense qu') a la mort",
@@ -1297,7 +1297,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         S,
         3,
         rf"je (?:ne )?(?:serai|vais etre) (?:plus|pas) (?:la|ici|en vie) {_PLUS_TARD_FR}",
-        rf"(?:je ne serai|je serai) plus (?:un |une )?(?:probleme|poids|fardeau|charge|souci) pour (?:personne|"
+        r"(?:je ne serai|je serai) plus (?:un |une )?(?:probleme|poids|fardeau|charge|souci) pour (?:personne|"
         r"vous|toi|eux|qui que ce soit|ma famille)",
         family="not_around",
     ),
