@@ -164,6 +164,33 @@ def _medical_context(sentence: str) -> str:
     return ""
 
 
+# "Not being around" and "better off without me" are finality and burden signs (988,
+# AFSP) when nothing else explains the absence; an ordinary reason or a limited scope in
+# the same sentence ("I won't be around next week, I'm on holiday", "the team is better off
+# without me as captain", "mieux sans moi pour ce match") explains it. A note of finality
+# ("for good", "pour toujours") keeps the sign whatever else is said.
+_ABSENCE = re.compile(
+    r"\b(?:without me|sans moi|be (?:around|here)|being (?:around|here)|serai (?:plus|pas) la|serai plus ici)\b"
+)
+_ORDINARY_ABSENCE = re.compile(
+    r"\b(?:holidays?|vacation|trip|travel\w*|business|conference|out of town|on leave|in-laws|moving (?:house|to)|"
+    r"visiting|night shift|working|as (?:captain|coach|leader|manager|chair|president|treasurer|(?:your|the|a) [a-z]+)|"
+    r"for (?:a|the|this|one|two|a few) (?:weekend|week|day|days|night|nights|evening|match|game|meeting|trip|while|bit)|"
+    r"on the team|in the team|at (?:work|the office|the meeting|the party)|vacances|voyage|deplacement|en conge|"
+    r"demenage\w*|chez (?:mes|ma|mon)|pour (?:ce|cette|le|la) (?:match|week-end|weekend|reunion|soiree|projet|equipe|"
+    r"voyage)|en mission|au travail|au boulot|dans l'equipe|comme (?:capitaine|chef|responsable))\b"
+)
+_FINALITY = re.compile(r"\b(?:for good|forever|for ever|permanently|pour toujours|pour de bon|a jamais)\b")
+
+
+def _ordinary_absence(sentence: str, matched: str) -> bool:
+    return (
+        _ABSENCE.search(matched) is not None
+        and _ORDINARY_ABSENCE.search(sentence) is not None
+        and _FINALITY.search(sentence) is None
+    )
+
+
 def screen(message: str) -> list[GuardHit]:
     """Every rule hit in the message, with negation, time/means cues and medical context applied."""
     return _screen(tolerant(message))
@@ -190,6 +217,8 @@ def _screen(text: str) -> list[GuardHit]:
             )
             if negated:
                 tier, weight, family, note = "low", 1, "denial", "negated"
+            if rule.category in ACCUMULATING and _ordinary_absence(sentence, match.group(0)):
+                tier, weight, note = "none", 0, "ordinary absence"
             if rule.category == "medical_emergency":
                 note = _medical_context(sentence)
                 if note:

@@ -232,7 +232,7 @@ _PHRASES: tuple[Rule, ...] = (
         rf"(?:stash|supply|stockpile|collection|hoard|pile) of (?:my )?{_PILLS}",
         rf"{_PILLS} (?:saved|stashed|hidden|stockpiled|put) (?:up|away)",
         r"(?:wrote|writing|written|left) (?:a |my )?(?:last |final )?(?:notes?|letters?) (?:to|for) (?:my family|everyone|"
-        r"my kids|my children|my parents|my wife|my husband|my partner|each of them)",
+        r"my kids|my children|my parents|my wife|my husband|my partner|each of them)(?!')",
         rf"(?:held|holding|took out|lined up|counted out) (?:the |a |my )?(?:{_PILLS}|knife|blade|razor|gun|rope)",
         r"(?:stood|standing|sat|sitting|was|i'm|i am) on (?:the|a) (?:bridge|ledge|roof|edge|tracks|railing)",
         r"(?:stood|standing|sat|sitting) (?:at|near|by) the edge(?! of (?:the |my )?(?:pool|bed|sofa|couch|seat|chair|stage))",
@@ -602,7 +602,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"(?:mieux|mieux vaut que je sois) morte?",
         r"(?:des |mes )?(?:idees|pensees) (?:noires|suicidaires|de mort|de suicide)",
         r"(?:je pense|j'ai pense|je pensais|je songe|j'y pense) (?:souvent |beaucoup |tout le temps )?(?:a|au) "
-        r"(?:la mort|mourir|suicide|en finir|disparaitre pour de bon)",
+        r"(?:la mort(?! de | d'| du | des )|mourir|suicide|en finir|disparaitre pour de bon)",
         r"(?:tente|essaye|essaie) de (?:me tuer|me suicider|mettre fin a mes jours|en finir)",
         r"tentative de suicide",
     ),
@@ -1041,11 +1041,14 @@ _METHOD = (
     r"(?:hang(?:ing)? myself|overdos(?:e|ing)|od(?:ing)?|(?:slit|slitting|cut|cutting|slash|slashing) my wrists|"
     r"shoot(?:ing)? myself|drown(?:ing)? myself|gas(?:sing)? myself|poison(?:ing)? myself|"
     r"set(?:ting)? myself on fire|throw(?:ing)? myself (?:off|under|in front of|from)|"
-    r"jump(?:ing)? (?:off|from|in front of) (?:a|the|my|that) [a-z]+|"
+    r"jump(?:ing)? (?:off|from) (?:a|the|my|that|this) (?:[a-z-]+ )?(?:bridge|roof|building|cliff|balcony|ledge|"
+    r"tower|car park|overpass|motorway bridge|window|top floor|block of flats|platform|rooftop)|"
+    r"jump(?:ing)? in front of (?:a|the) (?:train|bus|car|truck|lorry|tram)|"
     r"step(?:ping)? (?:out )?in front of (?:a|the) (?:train|bus|car|truck|lorry|tram)|"
     r"(?:drive|driving|drove|crash|crashing|swerve|swerving|steer|steering) (?:my car |the car )?(?:into|off) "
-    r"(?:a|the) [a-z]+|(?:take|taking|swallow|swallowing) (?:all|every one|the whole (?:box|bottle|pack)) of "
-    r"(?:my|the|them|these|those)|bleed(?:ing)? out)"
+    r"(?:a|the) [a-z]+|(?:take|taking|swallow|swallowing|down|downing) (?:all|every one of|every single one of|"
+    r"the whole (?:box|bottle|pack|packet|strip) of)(?: of)? (?:my|the|these|those|them)(?: [a-z-]+)?"
+    rf"(?: {_PILLS}| pills| tablets)?|bleed(?:ing)? out)"
 )
 # A wish, an intent, a thought, a picture of it (C-SSRS 1, 2, 4): the frame the object follows.
 _FRAME = (
@@ -1099,7 +1102,7 @@ _MEANS = (
 
 # French vocabularies.
 _FIN_SOI = (
-    r"(?:mourir|crever|la mort|etre morte?|en finir|me tuer|me suicider|me foutre en l'air|me flinguer|me pendre|"
+    r"(?:mourir|crever|la mort(?! de | d'| du | des )|etre morte?|en finir|me tuer|me suicider|me foutre en l'air|me flinguer|me pendre|"
     r"me noyer|m'empoisonner|me tirer une balle|m'ouvrir les veines|me couper les veines|"
     r"me jeter (?:sous|du|d'un|d'une|de|par|dans|a l'eau)(?: [a-z'-]+){0,2}|sauter (?:du|d'un|d'une|de|par|sous)"
     r"(?: [a-z'-]+){0,2}|(?:ne (?:plus|pas|jamais)|plus) (?:exister|etre la|vivre|me reveiller|etre en vie|etre de ce monde)|"
@@ -1201,9 +1204,10 @@ _GRAMMAR: tuple[Rule, ...] = (
         S,
         3,
         r"(?:written|wrote|writing|write|left|leaving) (?:everyone|each of them|all of them|my (?:family|kids|children|"
-        r"parents|wife|husband|partner|mum|mom|dad)|them) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|note|notes)",
+        r"parents|wife|husband|partner|mum|mom|dad)(?!')|them) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|"
+        r"note|notes)",
         r"(?:written|wrote|writing|left) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|note|notes) (?:for|to) "
-        r"(?:each|everyone|all|my (?:family|kids|children|parents|wife|husband|partner|mum|mom|dad))",
+        r"(?:each|everyone|all|my (?:family|kids|children|parents|wife|husband|partner|mum|mom|dad))(?!')",
         r"(?:a|my|the) plan and (?:a|the) (?:date|time|place)|(?:a|the) date and (?:a|the) plan",
         rf"(?:enough|plenty of|lots of|a lot of|all my|all of my|all the) (?:[a-z-]+ )?{_PILLS}"
         rf"(?: [a-z'-]+){{0,2}} (?:saved|stashed|hidden|put away|stockpiled|kept|collected|stored|ready)",
@@ -1265,6 +1269,83 @@ _GRAMMAR: tuple[Rule, ...] = (
         rf"wants to) (?:take {_POSS3} (?:own )?life|kill {_SELF3}|end {_POSS3} life|end it|do something to {_SELF3})",
         negatable=False,
     ),
+    # C-SSRS 1 as acceptance: one's own death would be fine, no loss ("I wouldn't mind if
+    # I never woke up", "nobody would notice if I was dead").
+    sign(
+        "en.sign.death_accepted",
+        S,
+        3,
+        r"(?:wouldn't|would not|won't|don't|do not|'d not) (?:mind|care) (?:if|when) (?:i )?(?:never|didn't|did not|"
+        r"don't|do not) (?:wake|woke|waking) up",
+        r"(?:wouldn't|would not|won't|don't|do not) (?:mind|care) (?:if|when) i (?:died|was dead|were dead|was gone|"
+        r"were gone|never came back|got hit|got killed)",
+        r"(?:i'd|i would|i'll|i will|i'm|i am) (?:be )?(?:ok|okay|fine|alright|at peace|relieved|glad) (?:with )?"
+        r"(?:if|when) i (?:never|didn't|did not) (?:wake|woke) up",
+        r"(?:nobody|no one|no-one|not one person|not a single person) would (?:even )?(?:notice|care|mind|miss me)"
+        r"(?: [a-z'-]+){0,2} (?:if|when) i (?:was dead|were dead|died|killed myself|was gone for good|"
+        r"didn't wake up|never woke up)",
+        r"(?:better off|be fine|be okay|be provided for|be looked after) with (?:my|the) (?:life )?insurance",
+        r"(?:life )?insurance (?:would|will|could) (?:pay out|cover|look after|take care of) (?:them|my family|"
+        r"everyone|my kids|the kids)",
+        family="wish_dead",
+    ),
+    # 988 / AFSP "having no reason to live", as a doubt: is living worth it; the only way
+    # out is dying (988 "feeling trapped" at its end).
+    rule(
+        "en.sign.worth_living",
+        S,
+        "high",
+        r"(?:isn't|is not|not|if it's|whether it's|if it is|whether it is|if life is|whether life is|if living is|"
+        r"wondering if it's|no longer) (?:even )?worth (?:staying alive|being alive|living|going on|carrying on|"
+        r"keeping going|waking up|it anymore|the fight anymore)",
+        r"(?:only (?:way|option|answer|escape|solution|choice|way out)|way out|escape|solution)(?: [a-z'-]+){0,3} "
+        r"(?:is |except |other than |but |apart from |besides )(?:to )?(?:die|dying|death|end it|ending it|suicide|"
+        r"kill myself|killing myself|end my life|ending my life)",
+        negatable=False,
+    ),
+    # C-SSRS 3-6: a method chosen, the means laid out; research of how much "it would take".
+    sign(
+        "en.sign.method_chosen",
+        S,
+        3,
+        r"(?:know|knew|picked|chosen|chose|decided|worked out|figured out|found) (?:exactly )?(?:which|what|where) "
+        r"(?:bridge|building|pills|tablets|method|way|gun|rope|tree|spot|place|cliff|roof|train|road|dose)"
+        r"(?: [a-z'-]+){0,2} (?:i'd|i would|i will|i'll|i'm going to|i'm gonna|to) (?:use|go|do it|jump|take)",
+        rf"(?:{_PILLS}|pills|tablets) (?:are |all )?(?:lined up|counted out|laid out|sorted out|all out|spread out|"
+        r"in a pile|ready) (?:on|in front of|next to|beside) (?:the|my|me)",
+        rf"{_RESEARCH} (?:about |up |into )?how (?:much|many)(?: [a-z'-]+){{0,6}} (?:it would take|it'd take|it will take|"
+        r"it takes|would do it|would be enough|is enough|it would need)",
+        family="method",
+    ),
+    # AFSP "saying goodbye": goodbyes said, on their own (with giving away, high together).
+    sign(
+        "en.sign.saying_goodbye",
+        S,
+        2,
+        rf"(?:saying|said|say|been saying|started saying|going around saying) (?:my )?goodbyes?(?: to (?:people|"
+        rf"everyone|everybody|friends|my friends|my family|them|the people i love))?{END}",
+        family="goodbye_hint",
+    ),
+    # A wish for it all to stop, permanently: the "permanently" makes it a wish to be dead.
+    rule(
+        "en.sign.stop_for_good",
+        S,
+        "high",
+        r"(?:want|wish|need|wanted|wanting) (?:it all|everything|it|this|the pain|my life|life) to (?:stop|end|be over)"
+        r"(?: ,)? (?:permanently|forever|for good|for ever|once and for all)",
+        negation_inside=False,
+    ),
+    # NICE NG225 command hallucinations, whatever the grammar of the command.
+    rule(
+        "en.sign.command_voices",
+        S,
+        "high",
+        r"(?:voices?|they|it|someone|something)(?: in my head)?(?: [a-z'-]+){0,2} (?:say|says|saying|said|tell|tells|"
+        r"telling|told|whisper|whispers|whispering|keep saying|keeps saying) (?:that )?(?:i|me) (?:have to|must|should|"
+        r"need to|deserve to|ought to|to|am going to|will) (?:hurt|kill|punish|die|cut|harm|burn|starve|jump|end|"
+        r"be punished|do it)",
+        negatable=False,
+    ),
     # == French ==========================================================================
     # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
     rule(
@@ -1275,8 +1356,20 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"(?:si je (?:ne )?(?:me reveillais|me reveille) (?:pas|plus)(?: [a-z'-]+){0,3}|mourir|la mort)(?: ,)? "
         r"(?:ce serait|ca serait|serait|c'est|ca a l'air|me semble) (?:un )?(?:soulagement|une delivrance|la paix|"
         r"reposant|apaisant|doux|une liberation|mieux)",
-        r"(?:je pense|je pense de plus en plus|je pense souvent|je pense tout le temps|je ne pense qu') a la mort",
+        r"(?:je pense|je pense de plus en plus|je pense souvent|je pense tout le temps|je ne pense qu') a la mort(?! de | d'| du | des )",
         negation_inside=False,
+    ),
+    # C-SSRS 1, 3114 "ne plus vouloir vivre": no more wish to live or to go on.
+    rule(
+        "fr.sign.no_wish_to_live",
+        S,
+        "high",
+        r"(?:n'ai|ai) (?:plus|pas|plus aucune|aucune) envie (?:de |d')(?:vivre|etre en vie|etre la|exister|continuer a "
+        r"vivre|me reveiller|etre vivante?)",
+        r"je (?:ne |n')?(?:veux|voudrais|souhaite|peux) (?:plus|pas) (?:continuer (?:a |de )?)?(?:vivre|exister|etre la|"
+        r"etre en vie|me reveiller)",
+        rf"je (?:ne |n')?(?:veux|voudrais) (?:plus|pas) continuer{END}",
+        negatable=False,
     ),
     # 3114 / 988 "no reason to live": nothing worth going on for.
     rule(
@@ -1315,7 +1408,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         "fr.sign.preparation",
         S,
         3,
-        r"(?:ecrit|ecrire|ecris|redige|laisse) (?:ma|mes|une|des) (?:derniere |dernieres )?lettres?(?! de (?:motivation|"
+        r"(?:ecrit|ecrire|ecris|redige|laisse|prepare|preparee) (?:ma|mes|une|des) (?:derniere |dernieres )?lettres?(?! de (?:motivation|"
         r"demission|candidature|reclamation|recommandation))(?: (?:a|pour) (?:mes|ma|mon|tout|chacun))?",
         rf"(?:mis|mets|mettre) de cote (?:tous |toutes )?(?:mes |des |les )?(?:[a-z-]+ )?{_MEDS_FR}",
         rf"(?:quels?|quelles?) (?:[a-z-]+ ){{0,3}}{_MEDS_FR} (?:sont|est|seraient|serait) (?:les plus )?(?:mortel(?:le)?s?|"

@@ -318,6 +318,9 @@ _IDIOMS = re.compile(
     r"(?:bored|scared|worried|sick|tired) to death|(?:frightened|worried) sick|i'm dead lol|"
     r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|dy(?:e|ing|ed) (?:my|her|his|their) hair|"
     r"(?:about|going) to die (?:of|from|at|in) (?:this|that|the) [a-z]+|"
+    # A past fear of dying ("that hill, I thought I was going to die"): hyperbole or a past
+    # scare, not a wish.
+    r"(?:thought|felt like|was sure|was convinced|swear) (?:that )?i (?:was|were) (?:going to|about to) die|"
     r"overdos(?:e|ed|ing) on (?:sugar|coffee|caffeine|chocolate|netflix|tv|carbs|sweets|candy|cake|pizza|junk food)|"
     # French
     r"(?:je )?meurs de (?:faim|soif|chaud|froid|rire|envie|fatigue|honte|peur|sommeil)|"
@@ -327,6 +330,7 @@ _IDIOMS = re.compile(
     r"(?:tuerais|tuer) pour (?:un|une|des) [a-z]+|crev(?:e|er|es) de (?:faim|chaud|froid|soif)|"
     r"(?:ennuie|ennuyeux|ennuyeuse|m'ennuyer|belle|beau|drole|chiant|chiante|bete) a mourir|"
     r"(?:je suis|chuis) morte? (?:de fatigue|de rire|lol|mdr)|"
+    r"(?:j'ai cru|j'ai bien cru|je croyais|je pensais|j'etais sure?) (?:que j'allais |que j'allais y )?(?:mourir|y rester)|"
     # "en finir avec la cigarette": ending a habit or a thing, not a life (a ", avec tout"
     # or "avec la vie" stays as it is).
     r"en finir avec (?:la |le |les |l'|mon |ma |mes |ce |cet |cette |ces |mes )(?!vie\b|tout\b|moi\b)[a-z]+"
