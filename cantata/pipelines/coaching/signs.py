@@ -221,7 +221,7 @@ _PHRASES: tuple[Rule, ...] = (
         "en.suicide.preparation",
         S,
         "high",
-        rf"(?:saving|saved|stockpiling|stockpiled|hoarding|hoarded|collecting|collected|stashing|stashed|keeping|"
+        rf"(?:saving|saved|stockpiling|stockpiled|hoarding|hoarded|hoard|stockpile|stash|collecting|collected|stashing|stashed|keeping|"
         rf"stealing|stole|hiding|hid) (?:up )?(?:my |some |all my |all of my |a lot of |enough |the |extra |"
         rf"a stash of |these |those |[a-z]+'s |my [a-z]+'s )?(?:[a-z-]+ )?{_PILLS}(?! (?:for|to) (?:my|the|a) "
         rf"(?:pain|headache|doctor|back|pharmacy|cold|flu))",
@@ -594,7 +594,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"(?:soulages?|soulagees?|mieux|plus heureux|plus heureuses?) si je (?:partais|mourais|disparaissais|n'etais plus "
         r"la|me tuais|etais morte?)",
         r"(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
-        r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre)",
+        r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre(?! comme))",
         r"(?:je suis|je me sens|me sens|suis|je deviens|je redeviens) (?:[a-z]+ )?suicidaire",
         r"^suicidaire",
         r"(?:pensees|idees|envies|pulsions) suicidaires",
@@ -1030,7 +1030,7 @@ _END_SELF = (
     r"(?:die|dying|death|be dead|being dead|end it|end it all|ending it|ending it all|end things|ending things|"
     r"end everything|ending everything|end my life|ending my life|kill myself|killing myself|take my (?:own )?life|"
     r"taking my (?:own )?life|suicide|not (?:be|being) (?:here|around|alive)|not wanting to (?:be here|be around|"
-    r"be alive|live|exist|wake up)|stop (?:being alive|living|existing|breathing)|(?:not|never) (?:wake|waking) up|"
+    r"be alive|live|exist|wake up)|stop (?:being alive|living|existing|breathing)(?! like| as| in)|(?:not|never) (?:wake|waking) up|"
     r"not exist|not existing|cease to exist|(?:fall|falling|go|going|drift|drifting) (?:asleep|to sleep|off) "
     r"(?:forever|for good|and (?:never|not) wak(?:e|ing) up)|sleep forever|disappear(?:ing)? (?:forever|for good)|"
     r"be gone (?:forever|for good)|(?:get|getting|be|being) (?:hit|run over|killed) by (?:a|the) [a-z]+|"
@@ -1073,7 +1073,8 @@ _LATER = (
     r"(?:soon|much longer|for long|long|anymore|any longer|after (?:this|that|today|tonight|tomorrow|the weekend|"
     r"next [a-z]+|[a-z]+day)(?: [a-z]+)?|by (?:then|next [a-z]+|the [a-z]+|[a-z]+)(?: [a-z]+)?|"
     r"for (?:my|the|his|her|their|our|next|christmas|easter)(?: [a-z']+){0,2}|next (?:week|month|year|[a-z]+day)|"
-    r"(?:this|next) time next [a-z]+|to see [a-z]+(?: [a-z]+)?)"
+    r"(?:this|next) time next [a-z]+|to see [a-z]+(?: [a-z]+)?|in (?:a|one|two|three|a few|six|ten) (?:days?|weeks?|"
+    r"months?|years?)|(?:a|one) (?:week|month|year) from now)"
 )
 _WITHOUT_ME = (
     r"(?:fine|ok|okay|alright|better|better off|happier|easier|lighter|freer|relieved|at peace|move on|"
@@ -1107,7 +1108,7 @@ _FIN_SOI = (
     r"me jeter (?:sous|du|d'un|d'une|de|par|dans|a l'eau)(?: [a-z'-]+){0,2}|sauter (?:du|d'un|d'une|de|par|sous)"
     r"(?: [a-z'-]+){0,2}|(?:ne (?:plus|pas|jamais)|plus) (?:exister|etre la|vivre|me reveiller|etre en vie|etre de ce monde)|"
     r"disparaitre (?:pour toujours|a jamais|pour de bon|definitivement)|m'endormir (?:pour toujours|a jamais|"
-    r"et ne (?:plus|pas|jamais) me reveiller)|partir pour (?:toujours|de bon)|arreter de vivre|que tout s'arrete|"
+    r"et ne (?:plus|pas|jamais) me reveiller)|partir pour (?:toujours|de bon)|arreter de vivre(?! comme)|que tout s'arrete|"
     r"avaler (?:tous mes|toutes mes|toute la boite|tous les|toute la plaquette)(?: [a-z'-]+){0,2})"
 )
 _ENVIE_FR = (
@@ -1126,7 +1127,7 @@ _SANS_MOI = (
 _PLUS_TARD_FR = (
     r"(?:pour (?:noel|paques|mon anniversaire|son anniversaire|l'ete|la rentree|le nouvel an|les fetes|"
     r"(?:la|le) [a-z]+ (?:prochaine?|d'apres))|(?:la|le) [a-z]+ prochaine?|longtemps|apres (?:ce|cette|demain|"
-    r"ce soir)(?: [a-z-]+)?|bientot|dans (?:une|deux|trois|quelques) (?:semaines?|jours|mois))"
+    r"ce soir)(?: [a-z-]+)?|bientot|dans (?:un|une|deux|trois|quelques|six) (?:semaines?|jours|mois|ans?))"
 )
 
 _GRAMMAR: tuple[Rule, ...] = (
@@ -1346,6 +1347,179 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"be punished|do it)",
         negatable=False,
     ),
+    # C-SSRS 1: death spoken of as rest or peace, without fear of it (Joiner's "acquired
+    # capability": fearlessness about death), a wish for a fatal illness so it ends.
+    sign(
+        "en.sign.death_as_rest",
+        S,
+        3,
+        r"(?<!his )(?<!her )(?<!their )(?:death|dying|being dead|not existing|not waking up) (?:[a-z'-]+ ){0,4}"
+        r"(?:sounds|seems|feels|looks|would be|would feel|is) (?:like )?(?:a )?(?:rest|peace|peaceful|freedom|release|"
+        r"an escape|escape|sleep|home|a mercy|a gift|a way out|relief|so easy|easier)",
+        r"(?:wish|wishing|wished|hope|hoping|pray|praying)(?: that)? i (?:had|would get|'d get|got|could get) "
+        r"(?:cancer|a terminal [a-z]+|something terminal|a fatal [a-z]+|an incurable [a-z]+)",
+        r"so (?:it|everything|it all|this|my life|the pain) (?:would|could|will|can) (?:all )?(?:be over|end|stop)"
+        r"(?: for good| forever)?" + END,
+        family="wish_dead",
+    ),
+    sign(
+        "en.sign.death_no_fear",
+        S,
+        2,
+        r"(?:death|dying) (?:doesn't|does not|no longer|don't|won't) (?:scare|frighten|bother) me(?: anymore| at all)?",
+        r"(?:i'm|i am) (?:not|no longer) (?:scared|afraid|frightened) of (?:death|dying)(?: anymore)?",
+        family="no_fear",
+    ),
+    # 988 "being in unbearable pain", at its limit: not surviving more of it.
+    sign(
+        "en.sign.cannot_survive",
+        S,
+        2,
+        r"(?:can't|cannot|won't|don't think i can|don't think i'll|not sure i can|not sure i'll|doubt i'll|doubt i can) "
+        r"(?:survive|make it through|get through|last|live through) (?:another|one more|much longer|the (?:night|week|"
+        r"weekend))",
+        r"(?:at|reached) the end of my (?:rope|tether)",
+        family="unbearable",
+    ),
+    sign("en.sign.want_out", S, 2, rf"(?:i )?(?:want|need) out{END}", family="passive_wish"),
+    # "I'd rather be dead than...": the continuation named is ordinary at times ("than
+    # wear that"): weak alone, high with one more sign; with life as its object (above), high.
+    sign("en.sign.rather_die", S, 2, r"(?:would|'d) rather die than", family="rather_dead"),
+    # "I'd rather be dead" is the C-SSRS item 1 statement itself, whatever follows.
+    sign("en.sign.rather_dead", S, 3, r"(?:would|'d) rather be dead", family="wish_dead"),
+    # C-SSRS 6 preparatory behaviour: counting the means, the engine running in a closed
+    # garage, practising a knot, the affairs put in order so nobody has to deal with it.
+    sign(
+        "en.sign.means_handled",
+        S,
+        2,
+        rf"(?:counting|counted|count|staring at|lined up) (?:out )?(?:[a-z'-]+ ){{0,2}}(?:{_PILLS}|pills|tablets)",
+        rf"(?:{_PILLS}|pills|tablets)(?: [a-z'-]+){{0,5}} (?:and )?(?:counting|counted) them",
+        r"(?:sorting|sorted|sort|putting|put|getting|got) (?:out )?(?:all )?my (?:paperwork|affairs|finances|accounts|"
+        r"passwords|papers) (?:in order|out|so)",
+        family="preparation",
+    ),
+    # C-SSRS 6 rates rehearsal with the means as preparatory behaviour: high alone.
+    sign(
+        "en.sign.rehearsal",
+        S,
+        3,
+        r"(?:practising|practicing|practised|practiced|practise|practice|testing|tested|trying out|rehearsing|"
+        r"rehearsed) (?:tying )?(?:knots|a knot|the knot|a noose|the noose|hanging|how to hang)(?: with (?:the|a|my) "
+        r"(?:rope|belt|cord))?",
+        rf"(?:looking at|staring at|holding|sat with|sitting with) (?:the |my |all the |all my )?(?:{_PILLS}|pills|"
+        rf"tablets)(?: [a-z'-]+){{0,4}} (?:and )?(?:counting|counted|lining up|lined up) them",
+        family="preparation",
+    ),
+    sign(
+        "en.sign.engine_running",
+        S,
+        3,
+        r"(?:garage|closed car|car)(?: [a-z'-]+){0,5} (?:with )?the engine (?:running|on)",
+        family="method",
+    ),
+    sign(
+        "en.sign.nobody_left_to_deal",
+        S,
+        2,
+        r"so (?:that )?(?:nobody|no one|they|my family|my kids|you|everyone) (?:has|have|will have|won't have|doesn't "
+        r"have|don't have|will not have) to (?:deal with|sort out|clean up|worry about|find|go through) (?:it|anything|"
+        r"my [a-z]+|everything|the mess)",
+        rf"{_LATER}(?: ,)? (?:it|everything|it all|this|this all)(?: will|'ll) (?:all )?be over",
+        family="not_around",
+    ),
+    # 988 / AFSP "being a burden": the others free to live once I am gone.
+    sign(
+        "en.sign.others_free",
+        S,
+        2,
+        r"(?:they|everyone|my family|my kids|he|she) (?:can|could|will|'ll) (?:finally )?(?:get on|move on|be happy|"
+        r"be free|live) (?:with (?:their|his|her) li(?:fe|ves)|in peace|without me)",
+        family="burden",
+    ),
+    # 988 "looking for a way": how much would do irreparable harm; the fastest way out.
+    sign(
+        "en.sign.irreparable",
+        S,
+        3,
+        r"how (?:many|much) (?:[a-z'-]+ ){0,6}(?:to|would|will|could|does it take to|do you need to|it takes to) "
+        r"(?:damage|destroy|shut down|fail|wreck|kill) (?:your|my|the|a person's|someone's) (?:liver|kidneys|heart|"
+        r"organs)(?: beyond repair| for good| permanently)?",
+        family="means",
+    ),
+    sign(
+        "en.sign.fastest_way",
+        S,
+        2,
+        r"(?:fastest|quickest|easiest|surest|most painless|least painful|simplest) way to (?:lose consciousness|"
+        r"stop breathing|stop (?:my|your|the) heart|overdose|od|bleed out|pass out for good)",
+        family="means",
+    ),
+    # AFSP "saying goodbye": apologies to everyone, then "ready".
+    sign(
+        "en.sign.amends",
+        S,
+        2,
+        r"(?:said|saying|say|been saying|apologi[sz]ed|apologi[sz]ing) (?:sorry )?to (?:everyone|everybody|all the "
+        r"people|the people)(?: i (?:ever )?(?:hurt|love|know))?",
+        family="goodbye_hint",
+    ),
+    sign("en.sign.ready", S, 1, r"(?:now )?(?:i'm|i am) ready(?: now)?$", family="finality_hint"),
+    # C-SSRS 1: pretending to want to live; no future with oneself in it.
+    rule(
+        "en.sign.no_future_with_me",
+        S,
+        "high",
+        r"pretend(?:ing|ed)? (?:that )?(?:i want|to want|i still want) to (?:be alive|live|be here|exist|keep going)",
+        r"no (?:future|version|world|scenario|timeline) (?:where|in which) i(?:'m| am)? (?:still )?(?:here|alive|around|"
+        r"exist|make it)",
+        rf"(?:can't|cannot|don't|do not) (?:see|imagine|picture) (?:myself|me) (?:being |still )?(?:here|alive|around) "
+        rf"{_LATER}",
+        negatable=False,
+    ),
+    # Hedged safety tied to a means or a time limit (Stanley & Brown 2012: a conditional
+    # promise is not safety): high alone.
+    sign(
+        "en.sign.hedge_with_means",
+        S,
+        3,
+        r"(?:fine|safe|ok|okay|alright|all right) (?:as long as|unless|until|if|provided) (?:[a-z'-]+ ){0,6}(?:knife|"
+        r"knives|pills|tablets|meds|medication|gun|rope|bridge|blade|blades|razor|drawer|cupboard|balcony|roof)",
+        r"(?:can't|cannot|won't|couldn't) promise (?:anything )?(?:about|for|after) (?:tomorrow|next week|later|"
+        r"tonight|the weekend|after that)",
+        family="hedge",
+    ),
+    # Ideation that recurs: "the thoughts come back" names thoughts the person knows.
+    sign(
+        "en.sign.thoughts_return",
+        S,
+        2,
+        r"the thoughts (?:come back|keep coming|are back|return|won't stop|don't stop|get louder|get worse|keep "
+        r"getting worse)",
+        family="thoughts",
+    ),
+    # Helpers: what another person says or does, with the signs above.
+    sign(
+        "en.sign.helper_signs",
+        H,
+        2,
+        r"(?:giving|gave|given|gives) (?:away )?(?:his|her|their) (?:stuff|things|belongings|possessions|clothes|games|"
+        r"[a-z]+ collection|[a-z]+)(?: away)?",
+        rf"(?:{_THIRD}|he|she|they)(?:'s| has| is)? (?:bought|got|ordered|got hold of) (?:a |some )?(?:rope|gun|"
+        r"noose|charcoal|firearm)",
+        family="helper_signs",
+    ),
+    rule(
+        "en.sign.helper_ready_to_go",
+        H,
+        "high",
+        rf"{_SAYS}(?: [a-z'-]+){{0,3}} (?:that )?(?:he's|she's|they're|he is|she is|they are) ready to (?:go|die|leave "
+        r"this world|be gone|be with [a-z]+)" + END,
+        rf"{_THIRD}(?:'s| has| is)?(?: been)? (?:talking|talks|talked|writing|posting|joking) about (?:not wanting to "
+        r"(?:be here|be alive|live|be around|exist)|being better off dead|ending it)",
+        rf"{_THIRD}(?:'s| is| was| seems| might be| could be) (?:so )?suicidal",
+        negatable=False,
+    ),
     # == French ==========================================================================
     # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
     rule(
@@ -1370,6 +1544,46 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"etre en vie|me reveiller)",
         rf"je (?:ne |n')?(?:veux|voudrais) (?:plus|pas) continuer{END}",
         negatable=False,
+    ),
+    # C-SSRS 1 / 3114: death as the only solution; rather dying than going on.
+    rule(
+        "fr.sign.death_as_solution",
+        S,
+        "high",
+        r"(?:la mort|mourir|en finir|le suicide|disparaitre) (?:me )?(?:parait|semble|est|serait|reste|devient) "
+        r"(?:etre )?(?:la seule|l'unique|ma seule|une|la) (?:solution|issue|option|porte de sortie|delivrance|"
+        r"soulagement|echappatoire)",
+        r"(?:je prefere|je prefererais|plutot) (?:mourir|etre morte?|crever|en finir) (?:que de |que d'|qu'|que |plutot "
+        r"que )(?:continuer|vivre|rester|supporter|tenir)",
+        r"personne (?:ne )?(?:le )?(?:remarquerait|verrait|s'apercevrait|regretterait|pleurerait) (?:rien )?si je "
+        r"(?:mourais|etais morte?|me tuais|me suicidais)",
+        rf"je (?:ne )?me vois (?:pas|mal|plus) (?:encore )?(?:la|ici|en vie|vivante?) {_PLUS_TARD_FR}",
+        r"(?:je ne promets|je promets|je peux pas promettre|je ne peux pas promettre) rien pour (?:demain|apres|la suite|"
+        r"plus tard|ce week-end)",
+        negatable=False,
+    ),
+    sign(
+        "fr.sign.preferer_mourir",
+        S,
+        2,
+        r"(?:je prefere|je prefererais|plutot) (?:mourir|etre morte?|crever) (?:que|plutot que)",
+        family="rather_dead",
+    ),
+    sign(
+        "fr.sign.possessions",
+        S,
+        2,
+        r"donn(?:er|e|es|ent|ais|ait|ant) (?:toutes |tous )?mes (?:affaires|choses|objets|bijoux|vetements|livres|"
+        r"jeux|[a-z]+ preferee?s?)",
+        family="preparation",
+    ),
+    sign(
+        "fr.sign.helper_means",
+        H,
+        2,
+        rf"(?:{_TIERS_FR}|il|elle) (?:a achete|achete|s'est procure|a commande|a trouve) (?:une corde|une arme|un pistolet|"
+        r"un fusil|du charbon|des medicaments|des cachets)",
+        family="helper_signs",
     ),
     # 3114 / 988 "no reason to live": nothing worth going on for.
     rule(

@@ -316,7 +316,10 @@ _IDIOMS = re.compile(
     r"(?:kill|murder|die) for (?:a|an|some|the) [a-z]+|could (?:murder|kill|eat) (?:a|an|some|the) [a-z]+|"
     r"(?:is|are|was|were|'s|'re) killing me|kills me|the death of me|over my dead body|"
     r"(?:bored|scared|worried|sick|tired) to death|(?:frightened|worried) sick|i'm dead lol|"
-    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|dy(?:e|ing|ed) (?:my|her|his|their) hair|"
+    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|(?:dy|di)(?:e|ing|ed) (?:my|her|his|their|your) (?:hair|beard|roots|clothes|shirt|jeans)|"
+    # "so boring I wanted to die": hyperbole about a dull or awkward moment.
+    r"(?:(?:so|too|that) )?(?:boring|embarrassing|awkward|cringe|cringey|hot|cold|full|funny|hungry|long|loud|tedious) "
+    r"(?:that )?i (?:wanted to|could have|could|thought i'd|thought i would|nearly|almost) (?:die|died)|"
     r"(?:about|going) to die (?:of|from|at|in) (?:this|that|the) [a-z]+|"
     # A past fear of dying ("that hill, I thought I was going to die"): hyperbole or a past
     # scare, not a wish.
@@ -397,7 +400,7 @@ _LIKE_FILLER_AFTER = frozenset("want so be i i'm you just kill die end totally c
 
 
 # "so" as an intensifier ("I'm so done"), not as a conjunction ("so I could end it").
-_SO_KEPT_BEFORE = frozenset("i that we you he she they it much many what".split())
+_SO_KEPT_BEFORE = frozenset("i that we you he she they it much many what nobody everyone everybody my".split())
 
 
 def _drop_filler_like(words: list[str]) -> list[str]:
