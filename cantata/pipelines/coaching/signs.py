@@ -593,7 +593,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"mettre un terme a (?:ma vie|mes jours|tout)",
         r"(?:soulages?|soulagees?|mieux|plus heureux|plus heureuses?) si je (?:partais|mourais|disparaissais|n'etais plus "
         r"la|me tuais|etais morte?)",
-        r"(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
+        r"(?<!etait )(?<!etaient )(?:marre|fatiguee?|lasse?|epuisee?|degoutee?) de (?:vivre|la vie|exister)",
         r"(?:je veux|j'ai envie de|envie de) (?:ne plus exister|plus exister|arreter de vivre(?! comme))",
         r"(?:je suis|je me sens|me sens|suis|je deviens|je redeviens) (?:[a-z]+ )?suicidaire",
         r"^suicidaire",
@@ -783,7 +783,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"(?:je n'ai|j'ai|il n'y a|il y a) (?:plus|aucun|pas) (?:d')?(?:espoir|avenir)",
         r"(?:plus|aucun) d'espoir",
         r"(?:rien|ca) (?:ne )?(?:va|ira) (?:jamais )?(?:s'ameliorer|aller mieux|changer)",
-        r"ma vie (?:est|n'a) (?:foutue|fichue|aucun sens|pas de sens|plus de sens|nulle|un echec|finie)",
+        r"ma vie (?:est|n'a) (?:plus )?(?:foutue|fichue|aucun sens|pas de sens|plus de sens|nulle|un echec|finie)",
         rf"je (?:ne )?vois (?:plus|pas) (?:l'interet|le sens|d'avenir|a quoi ca sert)(?: de (?:vivre|rien|continuer))?{END}",
         r"(?:je suis|suis) (?:fatiguee?|epuisee?|lasse?) de (?:tout|me battre|lutter|exister)" + END,
         r"plus envie de rien",
@@ -795,7 +795,7 @@ _PHRASES: tuple[Rule, ...] = (
         S,
         2,
         r"(?:je suis|suis) (?:fatiguee?|epuisee?|lasse?) de (?:vivre|la vie)",
-        r"fatiguee? de vivre",
+        r"(?<!etait )(?<!etaient )fatiguee? de vivre",
         r"(?:disparaitre|partir) (?:pour toujours|pour de bon|a jamais|definitivement)",
         family="passive_wish",
     ),
@@ -973,7 +973,9 @@ _PHRASES: tuple[Rule, ...] = (
         "fr.helper.explicit",
         H,
         "high",
-        rf"{_TIERS_FR} (?:veut|voudrait|a envie de|parle de|pense a|parle souvent de|menace de) (?:mourir|se suicider|"
+        rf"{_TIERS_FR} (?:veut|voudrait|a envie de|parle de|pense a|parle souvent de|menace de) (?:se jeter (?:sous|du|d'un|"
+        r"d'une|par)|sauter (?:du|d'un|d'une|par|sous)|se pendre|se noyer|s'ouvrir les veines|se tirer une balle|"
+        r"se foutre en l'air|mourir|se suicider|"
         r"se tuer|en finir|ne plus vivre|disparaitre pour toujours|mettre fin a ses jours)",
         r"(?:dit|m'a dit|a dit|ecrit|m'a ecrit|repete) qu'(?:il|elle) (?:veut|voulait|voudrait) (?:mourir|en finir|se "
         r"suicider|se tuer|disparaitre|ne plus vivre)",
@@ -1074,7 +1076,7 @@ _LATER = (
     r"next [a-z]+|[a-z]+day)(?: [a-z]+)?|by (?:then|next [a-z]+|the [a-z]+|[a-z]+)(?: [a-z]+)?|"
     r"for (?:my|the|his|her|their|our|next|christmas|easter)(?: [a-z']+){0,2}|next (?:week|month|year|[a-z]+day)|"
     r"(?:this|next) time next [a-z]+|to see [a-z]+(?: [a-z]+)?|in (?:a|one|two|three|a few|six|ten) (?:days?|weeks?|"
-    r"months?|years?)|(?:a|one) (?:week|month|year) from now)"
+    r"months?|years?)|(?:a|one) (?:week|month|year) from now|before (?:my|the|christmas|easter|next|[a-z]+day)(?: [a-z']+)?)"
 )
 _WITHOUT_ME = (
     r"(?:fine|ok|okay|alright|better|better off|happier|easier|lighter|freer|relieved|at peace|move on|"
@@ -1108,7 +1110,8 @@ _FIN_SOI = (
     r"me jeter (?:sous|du|d'un|d'une|de|par|dans|a l'eau)(?: [a-z'-]+){0,2}|sauter (?:du|d'un|d'une|de|par|sous)"
     r"(?: [a-z'-]+){0,2}|(?:ne (?:plus|pas|jamais)|plus) (?:exister|etre la|vivre|me reveiller|etre en vie|etre de ce monde)|"
     r"disparaitre (?:pour toujours|a jamais|pour de bon|definitivement)|m'endormir (?:pour toujours|a jamais|"
-    r"et ne (?:plus|pas|jamais) me reveiller)|partir pour (?:toujours|de bon)|arreter de vivre(?! comme)|que tout s'arrete|"
+    r"et ne (?:plus|pas|jamais) me reveiller)|partir pour (?:toujours|de bon)|arreter de vivre(?! comme)|que tout s'arrete|que tout (?:soit|serait) (?:fini|termine)|"
+    r"que (?:ca|tout ca) (?:soit fini|s'arrete pour de bon)|"
     r"avaler (?:tous mes|toutes mes|toute la boite|tous les|toute la plaquette)(?: [a-z'-]+){0,2})"
 )
 _ENVIE_FR = (
@@ -1503,7 +1506,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         "en.sign.helper_signs",
         H,
         2,
-        r"(?:giving|gave|given|gives) (?:away )?(?:his|her|their) (?:stuff|things|belongings|possessions|clothes|games|"
+        r"(?:giving|gave|given|gives) (?:me |us |away )?(?:his|her|their) (?:stuff|things|belongings|possessions|clothes|games|"
         r"[a-z]+ collection|[a-z]+)(?: away)?",
         rf"(?:{_THIRD}|he|she|they)(?:'s| has| is)? (?:bought|got|ordered|got hold of) (?:a |some )?(?:rope|gun|"
         r"noose|charcoal|firearm)",
@@ -1519,6 +1522,107 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"(?:be here|be alive|live|be around|exist)|being better off dead|ending it)",
         rf"{_THIRD}(?:'s| is| was| seems| might be| could be) (?:so )?suicidal",
         negatable=False,
+    ),
+    # C-SSRS 1 as relief or ease: an ease, a relief or gratitude, and one's own end or
+    # absence, in either order, in one sentence ("it would be so easy to not be here",
+    # "jumping would be the easiest thing", "if my heart stopped I'd be grateful").
+    sign(
+        "en.sign.ease_of_ending",
+        S,
+        3,
+        r"(?:easy|easier|easiest|simpler|simplest|quick|quicker|grateful|relieved|a relief|peaceful|at peace|a mercy) "
+        r"(?:[a-z'-]+ ){0,6}(?:to not be here|to not be around|not to be here|to not exist|to die|to just die|to jump|"
+        r"to end it|to disappear for good|to let go|to step off|to not wake up|if i (?:died|was gone|were gone|was dead|"
+        r"were dead|wasn't here|weren't here|didn't wake up|never woke up|used the [a-z]+|jumped|did it)|if my heart "
+        r"(?:stopped|gave out|just stopped)|if i just (?:died|stopped breathing|didn't wake up))",
+        r"(?:jumping|dying|death|ending it|not being here|not waking up|an overdose|overdosing|not existing) "
+        r"(?:[a-z'-]+ ){0,3}(?:would be|is|seems|feels|sounds) (?:the |so |like the )?(?:easiest|easy|simplest|best|"
+        r"quickest|only) (?:thing|way|option|way out|answer|solution)",
+        r"if (?:my heart|i) (?:just )?(?:stopped|stopped breathing|didn't wake up|never woke up|died)(?: [a-z'-]+){0,4} "
+        r"i'd be (?:grateful|relieved|glad|happy|at peace|fine with it|ok with it|okay with it)",
+        r"(?:wish|wishing|wished) i (?:didn't|did not|wouldn't|would not) have to (?:come up|wake up|come back|breathe)",
+        family="wish_dead",
+    ),
+    # C-SSRS 6: the means kept in mind; an interrupted attempt (C-SSRS "aborted or
+    # self-interrupted attempt"); research in forums.
+    sign(
+        "en.sign.means_in_mind",
+        S,
+        3,
+        rf"(?:got|have|i've got|kept|keeping|stopped taking) (?:my |[a-z]+'s |my [a-z]+'s |the |some |all )?(?:old )?"
+        rf"(?:[a-z-]+ )?(?:{_PILLS}|pills|tablets)(?: [a-z'-]+){{0,4}} (?:thinking about them|thinking of them|"
+        r"keeping them|saving them|kept them|and (?:i've been|i keep|i can't stop) (?:thinking|looking at them))",
+        r"(?:got as far as|came close to|almost|nearly|started) (?:tying|taking|swallowing|jumping|cutting|doing it|"
+        r"going through with it|climbing over)(?: [a-z'-]+){0,4} (?:before i stopped|but i stopped|then i stopped|"
+        r"but i couldn't|but didn't|and then stopped|before i (?:backed out|froze|changed my mind))",
+        r"(?:forums?|websites?|sites|videos|threads|articles|pages|subreddits?|groups) (?:about|on|for|with) "
+        r"(?:suicide|suicide methods|ways to die|how to die|killing yourself|methods|painless ways)",
+        r"(?<!his )(?<!her )(?<!their )suicide methods",
+        family="method",
+    ),
+    # AFSP "not being around": intent not to be alive at a date; arrangements "if
+    # anything happens to me".
+    sign(
+        "en.sign.gone_by_then",
+        S,
+        3,
+        rf"(?:no intention of|not intending to|don't intend to|no plans? (?:on|to|of)|make sure i'm|make sure i am) "
+        rf"(?:being |be |staying |stay )?(?:alive|here|around|gone) {_LATER}",
+        rf"(?:i'll|i will|i'm going to) be (?:gone|dead) {_LATER}",
+        family="not_around",
+    ),
+    sign(
+        "en.sign.if_anything_happens",
+        S,
+        2,
+        r"(?:look after|take care of|have|keep|feed) (?:my|the) [a-z]+ (?:if|when|in case) (?:anything|something) "
+        r"(?:happens|happened) to me",
+        r"(?:when|after|once) i'm (?:gone|not here|not around)(?! for)",
+        family="preparation",
+    ),
+    # Self-hatred and the wish that it be over: weak each; together a clinician asks.
+    sign(
+        "en.sign.self_hate",
+        S,
+        1,
+        r"(?:can't stand|hate|sick of|tired of) being me",
+        r"(?:can't stand|hate|loathe|despise) myself(?: so much)?" + END,
+        family="self_hate",
+    ),
+    sign(
+        "en.sign.want_it_over",
+        S,
+        2,
+        r"(?:want|wish|need) (?:it|this|everything|it all|all of it|all of this) to (?:be over|end|stop)" + END,
+        family="passive_wish",
+    ),
+    # Helpers: the other person's words reported, their goodbyes, their worry.
+    rule(
+        "en.sign.helper_without_them",
+        H,
+        "high",
+        r"(?:says|said|saying|thinks|feels|believes|keeps saying|has been saying|told me)(?: that)? (?:his|her|their|"
+        r"the) (?:[a-z]+ ){0,2}(?:would|'d|will) be (?:better|better off|happier|fine|easier) without (?:him|her|them)",
+        r"(?:voices?|someone|something|a [a-z]+'s voice|a voice)(?: [a-z'-]+){0,3} (?:telling|tells|told|saying|says) me "
+        r"(?:that )?i (?:don't|do not) deserve to (?:live|be alive|exist)",
+        r"(?:voices?|a [a-z]+'s voice|a voice)(?: [a-z'-]+){0,3} (?:telling|tells|told|saying|says) me (?:that )?i "
+        r"(?:deserve to die|should die|should be dead|should kill myself|must die)",
+        negatable=False,
+    ),
+    sign(
+        "en.sign.helper_goodbye",
+        H,
+        2,
+        rf"(?:{_THIRD}|he|she|they)(?:'s| has| have| is)?(?: been)? (?:saying|said|says) goodbyes? (?:to (?:people|everyone|"
+        r"us|friends|his friends|her friends|their friends))?",
+        family="helper_goodbye",
+    ),
+    sign(
+        "en.sign.helper_worried_about",
+        H,
+        1,
+        rf"(?:worried|scared|concerned|frightened|afraid) (?:about|for) {_THIRD}",
+        family="helper_worry",
     ),
     # == French ==========================================================================
     # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
@@ -1584,6 +1688,51 @@ _GRAMMAR: tuple[Rule, ...] = (
         rf"(?:{_TIERS_FR}|il|elle) (?:a achete|achete|s'est procure|a commande|a trouve) (?:une corde|une arme|un pistolet|"
         r"un fusil|du charbon|des medicaments|des cachets)",
         family="helper_signs",
+    ),
+    # C-SSRS 1 / 3114 as relief: simpler, a relief, if I died; the wish to leave.
+    sign(
+        "fr.sign.ease_of_ending",
+        S,
+        3,
+        r"(?:plus simple|plus facile|un soulagement|mieux|la paix|reposant|une delivrance|tellement simple) si je "
+        r"(?:mourais|disparaissais|n'etais plus la|etais plus la|partais pour de bon|etais morte?|ne me reveillais pas|"
+        r"ne me reveillais plus|me tuais)",
+        r"si je (?:mourais|disparaissais|n'etais plus la|etais plus la|ne me reveillais (?:pas|plus))(?: ,)? (?:ce serait|"
+        r"ca serait|tout serait) (?:plus simple|plus facile|un soulagement|mieux|la paix)",
+        r"personne (?:ne )?(?:verrait|remarquerait|s'apercevrait)(?: [a-z'-]+){0,2} si (?:j'etais|je n'etais|je ne serais) "
+        r"(?:plus|pas) la",
+        r"(?:ne )?(?:supporte|supporter) plus d'etre (?:en vie|vivante?)",
+        family="wish_dead",
+    ),
+    sign("fr.sign.want_to_leave", S, 2, rf"je (?:veux|voudrais|vais) (?:juste )?partir{END}", family="passive_wish"),
+    sign(
+        "fr.sign.will_not_last",
+        S,
+        2,
+        r"je (?:ne )?(?:tiendrai|vais tenir|tiens) (?:pas|plus) (?:jusqu'a|jusqu'au|longtemps|encore)",
+        family="unbearable",
+    ),
+    # C-SSRS 6 and 988 "looking for a way": means bought bit by bit to have enough; the
+    # urge to jump where one could.
+    sign(
+        "fr.sign.means_gathered",
+        S,
+        3,
+        r"(?:achete|accumule|garde|stocke|mis de cote|recupere|collecte|amasse) (?:[a-z'-]+ ){0,5}(?:pour|afin d') en "
+        r"avoir assez",
+        r"(?:pont|toit|fenetre|falaise|quai|train|balcon|voie ferree|rails|immeuble)(?: [a-z'-]+){0,6} (?:j'ai eu )?envie "
+        r"de (?:sauter|me jeter|me laisser tomber)",
+        r"envie de (?:sauter|me jeter|me laisser tomber) (?:du|d'un|d'une|de la|par la|sous le|sous un) (?:pont|toit|"
+        r"fenetre|falaise|quai|train|balcon|immeuble|metro)",
+        family="method",
+    ),
+    rule(
+        "fr.sign.helper_weary",
+        H,
+        "high",
+        r"qu'(?:il|elle) (?:est|se sent) (?:fatiguee?|lasse?|epuisee?) de vivre",
+        r"qu'(?:il|elle) veut (?:rejoindre|retrouver) (?:mon|ma|son|sa|ses) [a-z]+ (?:au ciel|la-haut|dans la mort)?",
+        negatable=False,
     ),
     # 3114 / 988 "no reason to live": nothing worth going on for.
     rule(

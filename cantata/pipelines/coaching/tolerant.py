@@ -324,6 +324,7 @@ _IDIOMS = re.compile(
     # A past fear of dying ("that hill, I thought I was going to die"): hyperbole or a past
     # scare, not a wish.
     r"(?:thought|felt like|was sure|was convinced|swear) (?:that )?i (?:was|were) (?:going to|about to) die|"
+    r"(?:felt|feel|feels|feeling) like i (?:was|am|'m|were) (?:dying|going to die|about to die)(?! inside)|"
     r"overdos(?:e|ed|ing) on (?:sugar|coffee|caffeine|chocolate|netflix|tv|carbs|sweets|candy|cake|pizza|junk food)|"
     # French
     r"(?:je )?meurs de (?:faim|soif|chaud|froid|rire|envie|fatigue|honte|peur|sommeil)|"
