@@ -649,6 +649,7 @@ _PHRASES: tuple[Rule, ...] = (
         "high",
         r"me (?:faire du mal|scarifier|mutiler|bruler)",
         r"je me (?:scarifie|mutile|brule|fais du mal|suis fait du mal|suis scarifiee?|suis mutilee?)",
+        r"je me suis (?:encore |de nouveau |a nouveau )?(?:fait du mal|scarifiee?|mutilee?|coupee?)(?! (?:au|a la|aux|en) )",
         r"(?:me couper|je me coupe|je me suis coupee|je me suis coupe) (?:les |le |la |aux )?(?:veines|bras|poignet|"
         r"poignets|cuisse|cuisses|jambe|jambes|peau|avant-bras)",
         r"automutilation",
@@ -1036,7 +1037,9 @@ _END_SELF = (
     r"not exist|not existing|cease to exist|(?:fall|falling|go|going|drift|drifting) (?:asleep|to sleep|off) "
     r"(?:forever|for good|and (?:never|not) wak(?:e|ing) up)|sleep forever|disappear(?:ing)? (?:forever|for good)|"
     r"be gone (?:forever|for good)|(?:get|getting|be|being) (?:hit|run over|killed) by (?:a|the) [a-z]+|"
-    r"not make it (?:through|to)|(?:my|the) (?:life|end) (?:to )?(?:be |being )?over)"
+    r"not make it (?:through|to)|(?:my|the) (?:life|end) (?:to )?(?:be |being )?over|"
+    r"(?:go|going|fall|falling) (?:to sleep|asleep) and (?:stay asleep|stay that way|never wake|not wake)|"
+    r"it to end|it all to end)"
 )
 # Methods (C-SSRS 3): how one might do it, said of oneself.
 _METHOD = (
@@ -1047,6 +1050,7 @@ _METHOD = (
     r"tower|car park|overpass|motorway bridge|window|top floor|block of flats|platform|rooftop)|"
     r"jump(?:ing)? in front of (?:a|the) (?:train|bus|car|truck|lorry|tram)|"
     r"step(?:ping)? (?:out )?in front of (?:a|the) (?:train|bus|car|truck|lorry|tram)|"
+    r"(?:crash|crashing|wreck|wrecking) my car|"
     r"(?:drive|driving|drove|crash|crashing|swerve|swerving|steer|steering) (?:my car |the car )?(?:into|off) "
     r"(?:a|the) [a-z]+|(?:take|taking|swallow|swallowing|down|downing) (?:all|every one of|every single one of|"
     r"the whole (?:box|bottle|pack|packet|strip) of)(?: of)? (?:my|the|these|those|them)(?: [a-z-]+)?"
@@ -1057,7 +1061,8 @@ _FRAME = (
     r"(?:want|wants|wanted|wanting|wanna|wish|wishing|wished|hope|hoping|pray|praying|long|longing|welcome|"
     r"would like|'d like|ready|plan|planning|plans|intend|intending|going|decided|mean|meant|"
     r"think|thinking|thought|thoughts|thinkin|keep thinking|picture|picturing|imagine|imagining|fantasi[sz]e|"
-    r"fantasi[sz]ing|dream|dreaming|tempted|urge|urges|considering|contemplating|obsessing|fixated)"
+    r"fantasi[sz]ing|dream|dreaming|tempted|urge|urges|considering|contemplating|obsessing|fixated|do anything|"
+    r"give anything|ready for)"
 )
 _FRAME_GAP = (
     r"(?: (?:to|of|about|that|on|over|for|i could|i'd|i'll|i will|i would|i might|i|me)){0,3}(?: [a-z'-]+){0,2}"
@@ -1085,6 +1090,9 @@ _WITHOUT_ME = (
 _ME_GONE = (
     r"if i (?:was|were|wasn't|weren't|was not|were not) (?:gone|dead|around|here|alive|in the picture|"
     r"in (?:their|the|his|her|your) lives?|in the way)|if i (?:died|disappeared|left for good|went away for good)|"
+    r"if i (?:wasn't|weren't|was not|were not|was no longer|were no longer) (?:their|his|her|your|a|the) "
+    r"(?:dad|father|mum|mom|mother|parent|husband|wife|partner|son|daughter|brother|sister|friend)|"
+    r"if (?:something|anything) (?:happened|happens|were to happen|was to happen) to me|"
     r"once i'm gone|when i'm gone|after i'm gone"
 )
 _RESEARCH = (
@@ -1181,7 +1189,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         3,
         rf"(?:be|been|being|are|is|'d|'ll|would|will) (?:so |much |a lot |all |so much )?{_WITHOUT_ME}",
         rf"(?:better|easier|happier|lighter|simpler|an easier time|a better life|relieved|glad|free) (?:for "
-        rf"(?:everyone|everybody|them|my [a-z]+) )?{_ME_GONE}",
+        rf"(?:everyone|everybody|them|my [a-z]+) )?(?:, )?(?:[a-z'-]+ , )?{_ME_GONE}",
         family="without_me",
     ),
     # AFSP "talking about not being around" x a future time: finality.
@@ -1327,7 +1335,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         S,
         2,
         rf"(?:saying|said|say|been saying|started saying|going around saying) (?:my )?goodbyes?(?: to (?:people|"
-        rf"everyone|everybody|friends|my friends|my family|them|the people i love))?{END}",
+        rf"everyone|everybody|friends|my friends|my family|them|the people i love|the (?:important|people|ones)"
+        rf"(?: [a-z]+){{0,3}}))?{END}",
         family="goodbye_hint",
     ),
     # A wish for it all to stop, permanently: the "permanently" makes it a wish to be dead.
@@ -1344,7 +1353,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         "en.sign.command_voices",
         S,
         "high",
-        r"(?:voices?|they|it|someone|something)(?: in my head)?(?: [a-z'-]+){0,2} (?:say|says|saying|said|tell|tells|"
+        r"(?:voices?|they|it|someone|something|my head|my brain|my mind|a voice|the voice)(?: in my head)?"
+        r"(?: [a-z'-]+){0,2} (?:say|says|saying|said|tell|tells|"
         r"telling|told|whisper|whispers|whispering|keep saying|keeps saying) (?:that )?(?:i|me) (?:have to|must|should|"
         r"need to|deserve to|ought to|to|am going to|will) (?:hurt|kill|punish|die|cut|harm|burn|starve|jump|end|"
         r"be punished|do it)",
@@ -1624,6 +1634,74 @@ _GRAMMAR: tuple[Rule, ...] = (
         rf"(?:worried|scared|concerned|frightened|afraid) (?:about|for) {_THIRD}",
         family="helper_worry",
     ),
+    # C-SSRS 1: indifference to waking or living; reunion with someone who died (a wish
+    # to die that names them: "I want to be with my wife again").
+    sign(
+        "en.sign.indifferent_to_living",
+        S,
+        3,
+        r"(?:stopped caring|don't care|do not care|no longer care|don't really care|wouldn't care|couldn't care less) "
+        r"(?:whether|if) i (?:wake up|live|die|make it|survive|see tomorrow|am alive|'m alive|stay alive)",
+        r"(?:want|wish|long|ready|going|need) to (?:be with|join|see|rejoin|meet) (?:my [a-z]+|him|her|them) "
+        r"(?:again|in heaven|on the other side|wherever (?:he|she|they) (?:is|are))(?: [a-z'-]+){0,8} (?:passed|died|"
+        r"gone|lost|dead|death)",
+        r"(?:don't|do not) want to (?:be here|live|go on|carry on) without (?:her|him|them)",
+        family="wish_dead",
+    ),
+    # C-SSRS 4-5 intent and plan: how I'd do it, made to look like an accident; the means
+    # kept at hand "in case I decide"; the decision made, and peace with it; the night.
+    sign(
+        "en.sign.intent_plan",
+        S,
+        3,
+        r"how (?:i'd|i would|i'll|i will|i could|i'm going to|i am going to|to) do it (?:so (?:it|that it) (?:looks|seems) "
+        r"like an accident|without (?:anyone|them) knowing)",
+        r"(?:look|looks|seem|seems|appear) like an accident",
+        r"(?:just )?in case i (?:decide|decide to|go through with it|need it|want to)" + END,
+        r"(?:tonight|today|this weekend|this is|tomorrow) (?:is|feels like|might be|could be|will be|'s) (?:the night|"
+        r"the day|the time|it)(?= ,| \.|$)",
+        family="plan",
+    ),
+    sign(
+        "en.sign.working_out_how",
+        S,
+        2,
+        r"(?:working out|worked out|figuring out|figured out|planning|deciding|thinking through|lying awake (?:working "
+        r"out|thinking about)) how (?:i'd|i would|i'll|i will|i could|i'm going to) do it",
+        family="plan",
+    ),
+    sign(
+        "en.sign.decision",
+        S,
+        2,
+        r"(?:i've |i have )?(?:made|reached) (?:my|the|a) (?:decision|choice)" + END,
+        family="decision",
+    ),
+    sign(
+        "en.sign.at_peace",
+        S,
+        2,
+        r"(?:at peace|made peace|ok|okay|fine) with (?:it|my decision|the decision|my choice|that decision)" + END,
+        r"nothing matters (?:now|anymore|any more)" + END,
+        family="peace",
+    ),
+    sign(
+        "en.sign.who_gets_what",
+        S,
+        2,
+        r"(?:list|note|plan) of who (?:gets|will get|should get|can have) (?:what|my [a-z]+)" + END,
+        family="preparation",
+    ),
+    sign(
+        "en.sign.researching_overdoses",
+        S,
+        3,
+        rf"{_RESEARCH} (?:about |up |into |on )?(?:overdoses|overdosing|how to overdose|lethal doses|fatal doses|"
+        r"suicide|ways to die|how to die|ways of dying|how people die)",
+        r"(?:take|taking|swallow|swallowing|took|swallowed|avale) (?:a |the )?(?:whole|entire|full) (?:bottle|box|pack|"
+        r"packet|strip|tub|jar) of",
+        family="means",
+    ),
     # == French ==========================================================================
     # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
     rule(
@@ -1733,6 +1811,60 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"qu'(?:il|elle) (?:est|se sent) (?:fatiguee?|lasse?|epuisee?) de vivre",
         r"qu'(?:il|elle) veut (?:rejoindre|retrouver) (?:mon|ma|son|sa|ses) [a-z]+ (?:au ciel|la-haut|dans la mort)?",
         negatable=False,
+    ),
+    # C-SSRS 1-5 in French, as the English above: no fear of dying, reunion with the dead,
+    # a plan made to look like an accident, the decision and peace with it, who gets what.
+    sign(
+        "fr.sign.intent_plan",
+        S,
+        3,
+        r"(?:ressemble|ressemblerait|passe|passerait|paraisse) (?:a|pour) un accident",
+        r"(?:je veux|je voudrais|j'aimerais|je vais) (?:rejoindre|retrouver) (?:ma|mon|mes) [a-z]+(?: (?:[a-z'-]+|,)){0,8} "
+        r"(?:partie?|decedee?|morte?|disparue?|l'an dernier|au ciel|la-haut)",
+        r"(?:je ferais|je donnerais) (?:n'importe quoi|tout) pour (?:ne plus exister|ne plus etre la|mourir|disparaitre|"
+        r"ne plus me reveiller|ne plus vivre)",
+        r"(?:qu'est-ce qui se passe|que se passe-t-il|ca fait quoi) si (?:on|je|tu) (?:avale|avales|prend|prends|prenait) "
+        r"(?:toute une|toute la|une) (?:boite|plaquette|bouteille|tube)",
+        family="plan",
+    ),
+    sign(
+        "fr.sign.decision",
+        S,
+        2,
+        r"(?:c'est decide|j'ai pris ma decision|ma decision est prise)" + END,
+        family="decision",
+    ),
+    sign("fr.sign.at_peace", S, 2, r"(?:en paix|sereine?) avec (?:ma|cette) decision", family="peace"),
+    sign(
+        "fr.sign.no_fear",
+        S,
+        2,
+        r"je n'ai (?:plus|pas) peur de (?:mourir|la mort)",
+        r"(?:la mort|mourir) ne me fait (?:plus|pas) peur",
+        family="no_fear",
+    ),
+    sign(
+        "fr.sign.who_gets_what",
+        S,
+        2,
+        r"(?:la )?liste de qui (?:aura|recevra|prendra|gardera) quoi",
+        family="preparation",
+    ),
+    sign("fr.sign.after_me", S, 2, r"(?:apres moi|quand je ne serai plus la|apres ma mort)" + END, family="not_around"),
+    sign(
+        "fr.sign.thinking_each_night",
+        S,
+        1,
+        r"j'y pense (?:tous les soirs|tout le temps|chaque jour|chaque soir|tous les jours|sans arret)",
+        family="thoughts",
+    ),
+    sign("fr.sign.nobody_would_miss", S, 3, r"personne (?:ne )?(?:me )?regretterait", family="wish_dead"),
+    sign(
+        "fr.sign.without_a_parent_like_me",
+        S,
+        3,
+        r"(?:mieux|plus heureux|plus heureuses?) sans (?:un|une) (?:pere|mere|mari|femme|fils|fille|ami|amie) comme moi",
+        family="without_me",
     ),
     # 3114 / 988 "no reason to live": nothing worth going on for.
     rule(
