@@ -171,11 +171,12 @@ def _medical_context(sentence: str) -> str:
 # ("for good", "pour toujours") keeps the sign whatever else is said.
 _ABSENCE = re.compile(
     r"\b(?:without me|sans moi|be (?:around|here)|being (?:around|here)|not be here|i'm gone|i was gone|"
-    r"serai (?:plus|pas) la|serai plus ici)\b"
+    r"i'm not here|serai (?:plus|pas) la|serai plus ici|suis (?:plus|pas) la)\b"
 )
 _ORDINARY_ABSENCE = re.compile(
     r"\b(?:holidays?|vacation|trip|travel\w*|business|conference|out of town|on leave|in-laws|moving (?:house|to)|"
-    r"appointments?|dentist|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|rendez-vous|"
+    r"appointments?|dentist|doctor's|at the doctor|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"rendez-vous|chez le (?:medecin|docteur|dentiste)|"
     r"visiting|night shift|working|as (?:captain|coach|leader|manager|chair|president|treasurer|(?:your|the|a) [a-z]+)|"
     r"for (?:a|the|this|one|two|a few) (?:weekend|week|day|days|night|nights|evening|match|game|meeting|trip|while|bit)|"
     r"on the team|in the team|at (?:work|the office|the meeting|the party)|vacances|voyage|deplacement|en conge|"

@@ -1093,6 +1093,7 @@ _ME_GONE = (
     r"if i (?:wasn't|weren't|was not|were not|was no longer|were no longer) (?:their|his|her|your|a|the) "
     r"(?:dad|father|mum|mom|mother|parent|husband|wife|partner|son|daughter|brother|sister|friend)|"
     r"if (?:something|anything) (?:happened|happens|were to happen|was to happen) to me|"
+    r"if i (?:vanished|disappeared|ceased to exist|had never been born|was never born|wasn't born)|"
     r"once i'm gone|when i'm gone|after i'm gone"
 )
 _RESEARCH = (
@@ -1344,7 +1345,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         "en.sign.stop_for_good",
         S,
         "high",
-        r"(?:want|wish|need|wanted|wanting) (?:it all|everything|it|this|the pain|my life|life) to (?:stop|end|be over)"
+        r"(?:want|wish|need|wanted|wanting) (?:it all|everything|it|this|the pain|my life|life|the world|my head|"
+        r"the noise) to (?:stop|end|be over|go quiet|go dark|go black|be still|fade)"
         r"(?: ,)? (?:permanently|forever|for good|for ever|once and for all)",
         negation_inside=False,
     ),
@@ -1354,7 +1356,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         S,
         "high",
         r"(?:voices?|they|it|someone|something|my head|my brain|my mind|a voice|the voice)(?: in my head)?"
-        r"(?: [a-z'-]+){0,2} (?:say|says|saying|said|tell|tells|"
+        r"(?: [a-z'-]+){0,2} (?:screaming at|screams at|shouting at|shouts at|yelling at|yells at|"
+        r"say|says|saying|said|tell|tells|"
         r"telling|told|whisper|whispers|whispering|keep saying|keeps saying) (?:that )?(?:i|me) (?:have to|must|should|"
         r"need to|deserve to|ought to|to|am going to|will) (?:hurt|kill|punish|die|cut|harm|burn|starve|jump|end|"
         r"be punished|do it)",
@@ -1702,6 +1705,95 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"packet|strip|tub|jar) of",
         family="means",
     ),
+    # C-SSRS 6 and its "interrupted attempt": the means in hand, or everything in the
+    # medicine cabinet; 988 "looking for a way": what a number of tablets would do.
+    sign(
+        "en.sign.means_in_hand",
+        S,
+        3,
+        rf"(?:sit|sat|sitting|hold|holding|held|holding onto) (?:with )?(?:the|a|my) (?:bottle|box|packet|pack|handful|"
+        rf"strip|tub) of (?:[a-z-]+ )?(?:{_PILLS}|pills|tablets)",
+        rf"(?:{_PILLS}|pills|tablets|knife|blade|razor|rope|gun) in my (?:hand|hands|lap|pocket)",
+        r"(?:take|taking|swallow|swallowing|down) (?:everything|all|every pill|all the pills|whatever is) (?:in|from) "
+        r"(?:the|my) (?:medicine cabinet|medicine cupboard|bathroom cabinet|first aid kit|pill box|pill drawer)",
+        rf"what (?:would|will|does|could) happen (?:if|when) (?:you|i|someone|a person|one|somebody) (?:take|took|takes|"
+        rf"swallow|swallowed|swallows) (?:[0-9]+|ten|twenty|thirty|forty|fifty|a hundred|all|lots of|loads of|a whole) "
+        rf"(?:[a-z-]+ )?(?:{_PILLS}|pills|tablets)",
+        family="means",
+    ),
+    # 988 "looking for a way" x ease: a means or a place, and how easy "it" would be.
+    sign(
+        "en.sign.means_and_ease",
+        S,
+        3,
+        r"(?:train|trains|tracks|bridge|roof|ledge|pills|tablets|rope|gun|knife|cliff|river|sea|balcony|traffic|"
+        r"motorway)(?: [a-z'-]+){0,8} (?:thinking|think|thought|wondering) (?:about )?how (?:easy|quick|simple|fast) "
+        r"it(?:'d| would| could| might) be",
+        r"(?:walk|walked|walking|step|stepped|stepping|run|ran|wander|wandered) (?:out )?into (?:the )?(?:traffic|road)"
+        r"(?: [a-z'-]+){0,4} (?:and|hoping|wishing) (?:hope|hoping|wish|wishing)?",
+        family="method",
+    ),
+    # "It", "do it", "the day": euphemisms that carry the sign only with what is around
+    # them: isolation arranged (nobody there to stop it), a day to be picked, a plan held.
+    sign(
+        "en.sign.arranged_alone",
+        S,
+        2,
+        r"(?:when|while|once) (?:everyone|everybody|nobody|no one|they|the kids|my wife|my husband|my partner) "
+        r"(?:is|are|'s|'re) (?:out|away|asleep|gone|not home|at work)",
+        family="alone",
+    ),
+    sign(
+        "en.sign.euphemism",
+        S,
+        1,
+        r"(?:i'll|i will|i'm going to|going to|i'm gonna) do it (?:on|this|next|tonight|tomorrow|soon)",
+        rf"(?:i )?(?:have|i've got|got|made) a plan{END}",
+        family="euphemism",
+    ),
+    sign(
+        "en.sign.pick_the_day",
+        S,
+        2,
+        r"(?:pick|choose|set|picked|chose|chosen|set) (?:the|a) (?:day|date)(?= ,| \.|$)",
+        family="plan",
+    ),
+    sign(
+        "en.sign.note_torn",
+        S,
+        2,
+        r"(?:wrote|written|writing) (?:a|the) (?:note|letter) (?:and|then)(?: [a-z'-]+){0,2} (?:tore|ripped|deleted|"
+        r"burned|burnt|threw|hid) it",
+        family="preparation",
+    ),
+    # 988 "no reason to live", as a question; finality "if I'm not here tomorrow".
+    rule(
+        "en.sign.why_bother_living",
+        S,
+        "high",
+        r"why (?:bother|even bother|keep|go on|carry on|should i keep|should i go on) (?:living|being alive|trying to "
+        r"live|waking up|staying alive|existing)",
+        rf"if i'm (?:not|no longer) (?:here|around|alive) (?:tomorrow|tonight|in the morning|next week|{_LATER})",
+        r"(?:thinking|thought|think|imagining|imagine|picturing|planning|plan) (?:about )?(?:how )?my (?:own )?funeral",
+        negatable=False,
+    ),
+    # 988 / AFSP burden: the others stuck with me; kinder to let them go.
+    sign(
+        "en.sign.stuck_with_me",
+        S,
+        1,
+        r"(?:stuck|saddled|burdened) with me",
+        r"(?:have to|has to) (?:put up with|deal with|look after) me",
+        family="burden",
+    ),
+    sign(
+        "en.sign.kinder_to_go",
+        S,
+        2,
+        r"(?:kinder|fairer|better for them|better for everyone) to (?:let them go|leave|go|disappear|not be here|"
+        r"not be around|set them free)",
+        family="without_me",
+    ),
     # == French ==========================================================================
     # C-SSRS 1-2, 3114 "idées suicidaires": a first-person frame x one's own end or a method.
     rule(
@@ -1866,6 +1958,38 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"(?:mieux|plus heureux|plus heureuses?) sans (?:un|une) (?:pere|mere|mari|femme|fils|fille|ami|amie) comme moi",
         family="without_me",
     ),
+    # The same signs in French: the means in hand, the medicine cabinet, a number of
+    # tablets; ease and a means; "le faire cette fois"; a day to choose; "si je ne suis
+    # plus la demain"; "pourquoi continuer a vivre"; tired of existing.
+    sign(
+        "fr.sign.means_in_hand",
+        S,
+        3,
+        rf"(?:je tiens|je tenais|j'ai tenu|tenir) (?:la|une|ma) (?:boite|plaquette|tube|poignee) (?:de |d')(?:[a-z-]+ )?"
+        rf"{_MEDS_FR}",
+        rf"{_MEDS_FR} dans (?:ma|mes) main",
+        r"prendre (?:tout ce qu'il y a|tous les medicaments|toute la boite|tout) (?:dans|de) (?:l'armoire a pharmacie|"
+        r"la pharmacie|la boite a pharmacie|la trousse)",
+        rf"(?:qu'est-ce qui arriverait|que se passerait-il|qu'est-ce qui se passerait|ca ferait quoi) si (?:quelqu'un|on|je|"
+        rf"une personne) (?:prenait|avalait|prends|prenais|avalais) (?:[0-9]+|dix|vingt|trente|quarante|cinquante|cent|"
+        rf"tous|toute une boite de) (?:[a-z-]+ )?{_MEDS_FR}",
+        r"(?:train|trains|pont|voie|rails|medicaments|corde|fenetre|toit)(?: [a-z'-]+){0,8} (?:en pensant|je pense|je me "
+        r"dis|pense) (?:que )?(?:ce serait|ca serait|c'est|ce sera) (?:facile|simple|rapide)",
+        family="means",
+    ),
+    rule(
+        "fr.sign.finality",
+        S,
+        "high",
+        r"(?:je vais|je compte|je veux) (?:le faire|passer a l'acte|aller jusqu'au bout) (?:cette fois|pour de bon|"
+        r"ce soir|demain)(?=$)",
+        r"pourquoi (?:continuer a vivre|vivre encore|rester en vie|continuer de vivre|se battre pour vivre)",
+        rf"si je (?:ne suis|suis) (?:plus|pas) la (?:demain|ce soir|la semaine prochaine|{_PLUS_TARD_FR})",
+        r"(?:fatiguee?|lasse?|epuisee?|marre) d'exister",
+        negatable=False,
+    ),
+    sign("fr.sign.pick_the_day", S, 2, r"choisir (?:le jour|la date)(?= ,| \.|$)", family="plan"),
+    sign("fr.sign.have_a_plan", S, 1, rf"j'ai un plan{END}", family="euphemism"),
     # 3114 / 988 "no reason to live": nothing worth going on for.
     rule(
         "fr.sign.no_reason",
