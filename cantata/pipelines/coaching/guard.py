@@ -171,7 +171,7 @@ def _medical_context(sentence: str) -> str:
 # ("for good", "pour toujours") keeps the sign whatever else is said.
 _ABSENCE = re.compile(
     r"\b(?:without me|sans moi|be (?:around|here)|being (?:around|here)|not be here|i'm gone|i was gone|"
-    r"i'm not here|serai (?:plus|pas) la|serai plus ici|suis (?:plus|pas) la)\b"
+    r"i'm not here|be gone|serai (?:plus|pas) la|serai plus ici|suis (?:plus|pas) la)\b"
 )
 _ORDINARY_ABSENCE = re.compile(
     r"\b(?:holidays?|vacation|trip|travel\w*|business|conference|out of town|on leave|in-laws|moving (?:house|to)|"
@@ -186,9 +186,36 @@ _ORDINARY_ABSENCE = re.compile(
 _FINALITY = re.compile(r"\b(?:for good|forever|for ever|permanently|pour toujours|pour de bon|a jamais)\b")
 
 
+# "It", "the day", "a plan", "my decision" carry a sign only when nothing names what they
+# are: "I'm going to do it on Monday, I'm finally going to quit" names a habit goal.
+_EUPHEMISM = re.compile(
+    r"\b(?:do it|going to do it|go through with it|the day|the date|a plan|my decision|le faire|le jour|la date|"
+    r"un plan|ma decision|c'est decide)\b"
+)
+_HABIT_GOAL = re.compile(
+    r"\b(?:quit\w*|stop smoking|smoke-free|cut(?:ting)? down|patch(?:es)?|vap\w*|cigarettes?|smok\w*|run|running|"
+    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|arret\w* de fumer|arreter|fumer|"
+    r"clopes?|tabac|courir|sport|regime|salle|patchs)\b"
+)
+
+
+# A match that names death itself is never explained away ("a plan to kill myself, smoking
+# won't matter then").
+_NAMES_DEATH = re.compile(r"\b(?:kill\w*|die|dying|dead|death|suicid\w*|myself|mourir|morte?|tuer|me tuer|en finir)\b")
+
+
+def _explained(sentence: str, matched: str) -> bool:
+    return (
+        _EUPHEMISM.search(matched) is not None
+        and _NAMES_DEATH.search(matched) is None
+        and _HABIT_GOAL.search(sentence) is not None
+    )
+
+
 def _ordinary_absence(sentence: str, matched: str) -> bool:
     return (
         _ABSENCE.search(matched) is not None
+        and _NAMES_DEATH.search(matched) is None
         and _ORDINARY_ABSENCE.search(sentence) is not None
         and _FINALITY.search(sentence) is None
     )
@@ -222,6 +249,8 @@ def _screen(text: str) -> list[GuardHit]:
                 tier, weight, family, note = "low", 1, "denial", "negated"
             if rule.category in ACCUMULATING and _ordinary_absence(sentence, match.group(0)):
                 tier, weight, note = "none", 0, "ordinary absence"
+            elif rule.category in ACCUMULATING and _explained(sentence, match.group(0)):
+                tier, weight, note = "none", 0, "a habit goal"
             if rule.category == "medical_emergency":
                 note = _medical_context(sentence)
                 if note:

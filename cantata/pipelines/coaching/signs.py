@@ -162,7 +162,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"(?:would|'d) rather (?:be dead|die|not exist) than (?:keep|go on|live|living|feel|carry on|continue|face|"
         r"wake up|spend another|be like this|deal with this)",
         r"(?:be|been|i'd be|i would be) better off dead",
-        r"(?:want|wanting|wish) (?:it all|everything|my life) to (?:end|be over)",
+        r"(?:want|wanting|wish) (?:it all|everything|my life) to (?:end|be over)(?! with| so| by| before| soon so)",
         negatable=False,
     ),
     # C-SSRS 1 in its weary form: tired of living (a clinician asks directly on hearing it).
@@ -378,8 +378,10 @@ _PHRASES: tuple[Rule, ...] = (
         r"be (?:lethal|fatal|deadly|too much|an overdose|enough)|not wake up|stop (?:your|my|the) heart|"
         r"lethal|fatal|deadly|too many|an overdose)",
         r"(?:lethal|fatal|deadly|toxic|overdose) (?:dose|amount|quantity|limit)",
-        r"(?:looking up|looked up|googling|googled|searching|searched|reading about|researching|research) (?:how many|"
-        r"how much|how long|how high|doses|overdoses?|lethal|fatal|poisons?|heights|bridges)",
+        r"(?:looking up|looked up|googling|googled|searching|searched|reading about|researching|research) (?:(?:how many|"
+        rf"how much|how long|how high) (?:[a-z'-]+ ){{0,4}}(?:{_PILLS[3:-1]}|pills|tablets|to die|it takes to die|"
+        r"to overdose|fatal|lethal|to jump|to fall|to bleed|to drown)|doses|overdoses?|lethal|fatal|poisons?|heights|"
+        r"bridges)",
         r"(?:what|which) (?:dose|amount) (?:of [a-z]+ )?(?:is|would be) (?:lethal|fatal|deadly|too much|dangerous)",
         r"(?:can you|could you|can i|could i|can someone) (?:die|overdose|od) (?:from|on|of) (?:[a-z]+ ){0,2}"
         rf"(?:{_PILLS}|pills|tablets|alcohol and|an overdose|taking)",
@@ -1326,7 +1328,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"(?: [a-z'-]+){0,2} (?:i'd|i would|i will|i'll|i'm going to|i'm gonna|to) (?:use|go|do it|jump|take)",
         rf"(?:{_PILLS}|pills|tablets) (?:are |all )?(?:lined up|counted out|laid out|sorted out|all out|spread out|"
         r"in a pile|ready) (?:on|in front of|next to|beside) (?:the|my|me)",
-        rf"{_RESEARCH} (?:about |up |into )?how (?:much|many)(?: [a-z'-]+){{0,6}} (?:it would take|it'd take|it will take|"
+        rf"{_RESEARCH} (?:about |up |into )?how (?:much|many) (?:of )?(?:my |the |these |those )?(?:[a-z-]+ )?"
+        rf"(?:{_PILLS[3:-1]}|pills|tablets|medication|meds)(?: [a-z'-]+){{0,3}} (?:it would take|it'd take|it will take|"
         r"it takes|would do it|would be enough|is enough|it would need)",
         family="method",
     ),
