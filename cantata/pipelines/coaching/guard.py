@@ -15,6 +15,10 @@ tier (none, low, high, imminent).
 - A medical emergency is a present, acute event: the same words about the past ("I had a
   heart attack in 2019") or tied to a habit ("chest pains when I smoke") are noted at
   tier none; an acute cue ("right now", "crushing", "spreading to my arm") keeps it.
+- An absence or a euphemism that the sentence explains is no sign: "I won't be around
+  next week, I'm on holiday", "better off without me as captain" (an ordinary reason or a
+  limited scope), "I'm going to do it on Monday, I'm finally going to quit" (a habit goal
+  names "it"); never when the match names death itself, nor when "for good" is said.
 - Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
   its distinct signs per category, and 3 or more is high, as a clinician would hear a
   passive wish, hopelessness and a hedge together. A means question (2) after

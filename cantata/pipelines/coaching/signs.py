@@ -22,8 +22,14 @@ Each family names the sign and the public source that lists it:
 - Helpers: a person worried about someone else; the 988 Lifeline and the French 3114
   both answer the people around someone at risk.
 
-The phrasings below are written from those signs, as people type them, not from any
-test set: tests/data/coaching/safety/ holds the labelled set that measures them.
+Two layers. The phrase families (_PHRASES) list ways of saying each sign. The sign grammar
+(_GRAMMAR, at the end) encodes the same signs as small vocabularies that combine: a
+first-person frame (wish, thought, intent, doubt, ease, relief) x one's own death, ending,
+absence or a method, x a future time where the sign needs one; and co-occurrences a
+clinician hears as one sign (a means and how easy "it" would be; hedged safety tied to a
+means). tests/data/coaching/safety/ holds the labelled set that measures them; every
+fresh batch written after the rules has found wordings they lack (see its headers), so
+the held-out figures, not the development ones, are the honest measure.
 """
 
 from __future__ import annotations
