@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from cantata.pipelines.coaching.rules import END, Rule, rule, sign
+from cantata.pipelines.coaching.rules import END, Rule, rule, sign, vocabulary_gate
 from cantata.pipelines.coaching.safety import Category
 
 S: Final[Category] = "suicide_self_harm"
@@ -1068,8 +1068,8 @@ _METHOD = (
 _FRAME = (
     r"(?:want|wants|wanted|wanting|wanna|wish|wishing|wished|hope|hoping|pray|praying|long|longing|welcome|"
     r"would like|'d like|ready|plan|planning|plans|intend|intending|going|decided|mean|meant|"
-    r"think|thinking|thought|thoughts|thinkin|keep thinking|picture|picturing|imagine|imagining|fantasi[sz]e|"
-    r"fantasi[sz]ing|dream|dreaming|tempted|urge|urges|considering|contemplating|obsessing|fixated|do anything|"
+    r"think|thinking|thought|thoughts|thinkin|keep thinking|picture|picturing|imagine|imagining|fantasise|fantasize|"
+    r"fantasising|fantasizing|dream|dreaming|tempted|urge|urges|considering|contemplating|obsessing|fixated|do anything|"
     r"give anything|ready for)"
 )
 _FRAME_GAP = (
@@ -1164,6 +1164,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"(?:wish|wishing|hope|hoping|pray|praying|want|wanting)(?: that)? (?:i'd|i'll|i will|i would|i could|i might|"
         r"i) (?:get|be|got) (?:hit|run over|killed|knocked down) by",
         negation_inside=False,
+        gate=vocabulary_gate(_FRAME, "(?:welcome|embrace|accept|take)"),
     ),
     # C-SSRS 1 as a doubt about going on: "not sure I want to keep living" (it carries its
     # own negation, so a negation check would misread it).
@@ -1200,6 +1201,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         rf"(?:better|easier|happier|lighter|simpler|an easier time|a better life|relieved|glad|free) (?:for "
         rf"(?:everyone|everybody|them|my [a-z]+) )?(?:, )?(?:[a-z'-]+ , )?{_ME_GONE}",
         family="without_me",
+        gate=frozenset({"without", "if", "gone"}),
     ),
     # AFSP "talking about not being around" x a future time: finality.
     sign(
@@ -1229,7 +1231,8 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"note|notes)",
         r"(?:written|wrote|writing|left) (?:a |my )?(?:last |final |goodbye )?(?:letter|letters|note|notes) (?:for|to) "
         r"(?:each|everyone|all|my (?:family|kids|children|parents|wife|husband|partner|mum|mom|dad))(?!')",
-        r"(?:a|my|the) plan and (?:a|the) (?:date|time|place)|(?:a|the) date and (?:a|the) plan",
+        r"(?:a|my|the) plan and (?:a|the) (?:date|time|place)",
+        r"(?:a|the) date and (?:a|the) plan",
         rf"(?:enough|plenty of|lots of|a lot of|all my|all of my|all the) (?:[a-z-]+ )?{_PILLS}"
         rf"(?: [a-z'-]+){{0,2}} (?:saved|stashed|hidden|put away|stockpiled|kept|collected|stored|ready)",
         rf"(?:saved|stashed|stockpiled|collected|kept|hidden|put aside|putting aside|setting aside|set aside) (?:up )?"
@@ -1815,6 +1818,7 @@ _GRAMMAR: tuple[Rule, ...] = (
         r"reposant|apaisant|doux|une liberation|mieux)",
         r"(?:je pense|je pense de plus en plus|je pense souvent|je pense tout le temps|je ne pense qu') a la mort(?! de | d'| du | des )",
         negation_inside=False,
+        gate=vocabulary_gate(_ENVIE_FR) | {"mourir", "mort", "reveillais", "reveille"},
     ),
     # C-SSRS 1, 3114 "ne plus vouloir vivre": no more wish to live or to go on.
     rule(
