@@ -15,6 +15,10 @@ tier (none, low, high, imminent).
 - A medical emergency is a present, acute event: the same words about the past ("I had a
   heart attack in 2019") or tied to a habit ("chest pains when I smoke") are noted at
   tier none; an acute cue ("right now", "crushing", "spreading to my arm") keeps it.
+- An absence or a euphemism that the sentence explains is no sign: "I won't be around
+  next week, I'm on holiday", "better off without me as captain" (an ordinary reason or a
+  limited scope), "I'm going to do it on Monday, I'm finally going to quit" (a habit goal
+  names "it"); never when the match names death itself, nor when "for good" is said.
 - Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
   its distinct signs per category, and 3 or more is high, as a clinician would hear a
   passive wish, hopelessness and a hedge together. A means question (2) after
@@ -115,7 +119,7 @@ _HEDGED = re.compile(
 )
 
 
-def _negated(norm: str, start: int, end: int) -> bool:
+def _negated(norm: str, start: int, end: int, *, inside: bool = True) -> bool:
     """A negation among the three words just before the match, within its clause, or inside
     it ("I'm not suicidal", "je ne vais pas me suicider"); not "I'm not ok, I want to die",
     nor a hedged one ("I can't promise I won't")."""
@@ -123,7 +127,7 @@ def _negated(norm: str, start: int, end: int) -> bool:
         return False
     clause = _CLAUSE.split(norm[:start])[-1]
     # Inside the match, only its first words: "I'm not suicidal", not "wish I could not wake up".
-    words = clause.split()[-3:] + norm[start:end].split()[:3]
+    words = clause.split()[-3:] + (norm[start:end].split()[:3] if inside else [])
     return any(w in _NEGATIONS or w.startswith("n'") for w in words)
 
 
@@ -164,6 +168,63 @@ def _medical_context(sentence: str) -> str:
     return ""
 
 
+# "Not being around" and "better off without me" are finality and burden signs (988,
+# AFSP) when nothing else explains the absence; an ordinary reason or a limited scope in
+# the same sentence ("I won't be around next week, I'm on holiday", "the team is better off
+# without me as captain", "mieux sans moi pour ce match") explains it. A note of finality
+# ("for good", "pour toujours") keeps the sign whatever else is said.
+_ABSENCE = re.compile(
+    r"\b(?:without me|sans moi|be (?:around|here)|being (?:around|here)|not be here|i'm gone|i was gone|"
+    r"i'm not here|be gone|serai (?:plus|pas) la|serai plus ici|suis (?:plus|pas) la)\b"
+)
+_ORDINARY_ABSENCE = re.compile(
+    r"\b(?:holidays?|vacation|trip|travel\w*|business|conference|out of town|on leave|in-laws|moving (?:house|to)|"
+    r"appointments?|dentist|doctor's|at the doctor|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"rendez-vous|chez le (?:medecin|docteur|dentiste)|"
+    r"visiting|night shift|working|as (?:captain|coach|leader|manager|chair|president|treasurer|(?:your|the|a) [a-z]+)|"
+    r"for (?:a|the|this|one|two|a few) (?:weekend|week|day|days|night|nights|evening|match|game|meeting|trip|while|bit)|"
+    r"on the team|in the team|at (?:work|the office|the meeting|the party)|vacances|voyage|deplacement|en conge|"
+    r"demenage\w*|chez (?:mes|ma|mon)|pour (?:ce|cette|le|la) (?:match|week-end|weekend|reunion|soiree|projet|equipe|"
+    r"voyage)|en mission|au travail|au boulot|dans l'equipe|comme (?:capitaine|chef|responsable))\b"
+)
+_FINALITY = re.compile(r"\b(?:for good|forever|for ever|permanently|pour toujours|pour de bon|a jamais)\b")
+
+
+# "It", "the day", "a plan", "my decision" carry a sign only when nothing names what they
+# are: "I'm going to do it on Monday, I'm finally going to quit" names a habit goal.
+_EUPHEMISM = re.compile(
+    r"\b(?:do it|going to do it|go through with it|the day|the date|a plan|my decision|le faire|le jour|la date|"
+    r"un plan|ma decision|c'est decide)\b"
+)
+_HABIT_GOAL = re.compile(
+    r"\b(?:quit\w*|stop smoking|smoke-free|cut(?:ting)? down|patch(?:es)?|vap\w*|cigarettes?|smok\w*|run|running|"
+    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|arret\w* de fumer|arreter|fumer|"
+    r"clopes?|tabac|courir|sport|regime|salle|patchs)\b"
+)
+
+
+# A match that names death itself is never explained away ("a plan to kill myself, smoking
+# won't matter then").
+_NAMES_DEATH = re.compile(r"\b(?:kill\w*|die|dying|dead|death|suicid\w*|myself|mourir|morte?|tuer|me tuer|en finir)\b")
+
+
+def _explained(sentence: str, matched: str) -> bool:
+    return (
+        _EUPHEMISM.search(matched) is not None
+        and _NAMES_DEATH.search(matched) is None
+        and _HABIT_GOAL.search(sentence) is not None
+    )
+
+
+def _ordinary_absence(sentence: str, matched: str) -> bool:
+    return (
+        _ABSENCE.search(matched) is not None
+        and _NAMES_DEATH.search(matched) is None
+        and _ORDINARY_ABSENCE.search(sentence) is not None
+        and _FINALITY.search(sentence) is None
+    )
+
+
 def screen(message: str) -> list[GuardHit]:
     """Every rule hit in the message, with negation, time/means cues and medical context applied."""
     return _screen(tolerant(message))
@@ -183,9 +244,17 @@ def _screen(text: str) -> list[GuardHit]:
                 continue
             seen.add(rule.id)
             tier, weight, family, note = rule.tier, rule.weight, rule.family, ""
-            negated = rule.negatable and tier == "high" and _negated(sentence, match.start(), match.end())
+            negated = (
+                rule.negatable
+                and tier == "high"
+                and _negated(sentence, match.start(), match.end(), inside=rule.negation_inside)
+            )
             if negated:
                 tier, weight, family, note = "low", 1, "denial", "negated"
+            if rule.category in ACCUMULATING and _ordinary_absence(sentence, match.group(0)):
+                tier, weight, note = "none", 0, "ordinary absence"
+            elif rule.category in ACCUMULATING and _explained(sentence, match.group(0)):
+                tier, weight, note = "none", 0, "a habit goal"
             if rule.category == "medical_emergency":
                 note = _medical_context(sentence)
                 if note:

@@ -31,6 +31,10 @@ class Rule:
     weight: int
     negatable: bool = True  # a negation just before lowers a high hit to low
     escalates: bool = True  # a time or means cue raises a high hit of an actionable category
+    # Whether a negation inside the match's first words counts ("I'm not suicidal"). Not for
+    # the sign grammar (signs.py), whose objects carry their own ("thoughts about not
+    # wanting to be here", "j'aimerais ne plus exister"): only a negation before counts.
+    negation_inside: bool = True
     # Words one of which every match contains (None: no such set is known). A sentence
     # without any of them cannot match, so the regex is not run: most rules are skipped
     # on most sentences, which keeps a screen in microseconds.
@@ -198,7 +202,12 @@ def rule(
     weight: int | None = None,
     negatable: bool = True,
     escalates: bool = True,
+    negation_inside: bool = True,
+    gate: frozenset[str] | None = None,
 ) -> Rule:
+    """`gate`: the words one of which every match contains, for a rule whose regex the
+    derivation below cannot read (a vocabulary group followed by an optional gap); the
+    set test checks it against every sentence of the labelled set."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     if weight is None:
         weight = {"none": 0, "low": 1, "high": 3, "imminent": 3}[tier]
@@ -211,16 +220,39 @@ def rule(
         weight,
         negatable,
         escalates,
-        gate_of(alternatives),
+        negation_inside,
+        gate if gate is not None else gate_of(alternatives),
     )
 
 
-def sign(id: str, category: Category, weight: int, *alternatives: str, family: str = "") -> Rule:
+def vocabulary_gate(*groups: str) -> frozenset[str]:
+    """The longest word of every option of literal groups ("(?:want|keep thinking)" gives "want",
+    "thinking"): a gate for a rule that starts with one of these groups."""
+    words: set[str] = set()
+    for group in groups:
+        for option in group.removeprefix("(?:").removesuffix(")").split("|"):
+            words.add(max(option.split(), key=len))
+    return frozenset(words)
+
+
+def sign(
+    id: str, category: Category, weight: int, *alternatives: str, family: str = "", gate: frozenset[str] | None = None
+) -> Rule:
     """An indirect warning sign: its tier follows its weight (3: high alone; else low), a
     negation is part of its wording ("don't see the point"), and it is never escalated
     by a time cue on its own (a hedge such as "not tonight" names a time, and means later)."""
     tier: Tier = "high" if weight >= 3 else "low"
-    return rule(id, category, tier, *alternatives, family=family, weight=weight, negatable=False, escalates=weight >= 3)
+    return rule(
+        id,
+        category,
+        tier,
+        *alternatives,
+        family=family,
+        weight=weight,
+        negatable=False,
+        escalates=weight >= 3,
+        gate=gate,
+    )
 
 
 # Where a phrase must end: the sentence ends, or a clause starts. "I can't take it" at a

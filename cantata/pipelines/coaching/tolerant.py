@@ -217,6 +217,14 @@ _EXPAND: dict[str, str] = {
     "jveu": "je veux",
     "veu": "veux",
     "bout": "about",
+    "w": "with",
+    "4ever": "forever",
+    "wud": "would",
+    "wld": "would",
+    "cud": "could",
+    "shud": "should",
+    "srsly": "seriously",
+    "n": "and",
     "diee": "die",
     "deadd": "dead",
     # French text-speak
@@ -288,7 +296,15 @@ _MULTI_FILLERS = re.compile(r"\b(?:kind of|sort of|you know|i mean|a bit|un peu|
 # Elisions typed as a space ("j ai", "don t", "i m"): joined back.
 _SPACED_ELISION = re.compile(r"(?<![a-z'])(j|l|m|t|n|c|d|s|qu) (?=[aeiouhy])")
 # "want 2 die", "going 2": the digit as "to" after a verb that takes one, not in "ate 2 burgers".
-_TWO = re.compile(r"\b(want|wanna|going|gonna|need|have|got|like|love|try|trying|ready|plan|planning|used|how) 2\b")
+_TWO = re.compile(
+    r"\b(want|wanna|going|gonna|need|have|got|like|love|try|trying|ready|plan|planning|used|how|ways|reason|enough|"
+    r"point|way) 2\b"
+)
+# "w/o", "w/": without, with (typed before the tokens, whose pattern drops "/").
+_SLASHED = ((re.compile(r"\bw/o\b"), "without"), (re.compile(r"\bw/(?=\s|[a-z])"), "with "))
+# Quebec and SMS "pu" for "plus" after a verb ("je veux pu vivre"), not the participle of
+# "pouvoir" ("j'ai pu venir").
+_PU = re.compile(r"\b(veux|peux|sais|suis|vais|vois|en|voulais|fais|supporte|aime|sers) pu\b")
 _NO_MORE = re.compile(r"\bno more(?= *$| *[,.!?])")  # "don't wanna live no more"
 _SPACED_NT = re.compile(r"\b(don|can|won|didn|doesn|isn|wasn|aren|wouldn|couldn|shouldn|haven|hasn) t\b")
 _SPACED_I = re.compile(r"\bi (m|ve|ll|d)\b")
@@ -306,8 +322,15 @@ _IDIOMS = re.compile(
     r"(?:kill|murder|die) for (?:a|an|some|the) [a-z]+|could (?:murder|kill|eat) (?:a|an|some|the) [a-z]+|"
     r"(?:is|are|was|were|'s|'re) killing me|kills me|the death of me|over my dead body|"
     r"(?:bored|scared|worried|sick|tired) to death|(?:frightened|worried) sick|i'm dead lol|"
-    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|dy(?:e|ing|ed) (?:my|her|his|their) hair|"
+    r"(?:my|his|her) (?:legs|feet|back|knees) (?:are|is) killing me|(?:dy|di)(?:e|ing|ed) (?:my|her|his|their|your) (?:hair|beard|roots|clothes|shirt|jeans)|"
+    # "so boring I wanted to die": hyperbole about a dull or awkward moment.
+    r"(?:(?:so|too|that) )?(?:boring|embarrassing|awkward|cringe|cringey|hot|cold|full|funny|hungry|long|loud|tedious) "
+    r"(?:that )?i (?:wanted to|could have|could|thought i'd|thought i would|nearly|almost) (?:die|died)|"
     r"(?:about|going) to die (?:of|from|at|in) (?:this|that|the) [a-z]+|"
+    # A past fear of dying ("that hill, I thought I was going to die"): hyperbole or a past
+    # scare, not a wish.
+    r"(?:thought|felt like|was sure|was convinced|swear) (?:that )?i (?:was|were) (?:going to|about to) die|"
+    r"(?:felt|feel|feels|feeling) like i (?:was|am|'m|were) (?:dying|going to die|about to die)(?! inside)|"
     r"overdos(?:e|ed|ing) on (?:sugar|coffee|caffeine|chocolate|netflix|tv|carbs|sweets|candy|cake|pizza|junk food)|"
     # French
     r"(?:je )?meurs de (?:faim|soif|chaud|froid|rire|envie|fatigue|honte|peur|sommeil)|"
@@ -316,7 +339,11 @@ _IDIOMS = re.compile(
     r"(?:me|se) tuer a la tache|(?:me|se) tuer au (?:travail|boulot)|tuer le temps|"
     r"(?:tuerais|tuer) pour (?:un|une|des) [a-z]+|crev(?:e|er|es) de (?:faim|chaud|froid|soif)|"
     r"(?:ennuie|ennuyeux|ennuyeuse|m'ennuyer|belle|beau|drole|chiant|chiante|bete) a mourir|"
-    r"(?:je suis|chuis) morte? (?:de fatigue|de rire|lol|mdr)"
+    r"(?:je suis|chuis) morte? (?:de fatigue|de rire|lol|mdr)|"
+    r"(?:j'ai cru|j'ai bien cru|je croyais|je pensais|j'etais sure?) (?:que j'allais |que j'allais y )?(?:mourir|y rester)|"
+    # "en finir avec la cigarette": ending a habit or a thing, not a life (a ", avec tout"
+    # or "avec la vie" stays as it is).
+    r"en finir avec (?:la |le |les |l'|mon |ma |mes |ce |cet |cette |ces |mes )(?!vie\b|tout\b|moi\b)[a-z]+"
     r")\b"
 )
 
@@ -343,6 +370,7 @@ _IDIOM_STEMS = (
     "worried",
     "tired",
     "frightened",
+    "finir",
 )
 
 
@@ -379,7 +407,7 @@ _LIKE_FILLER_AFTER = frozenset("want so be i i'm you just kill die end totally c
 
 
 # "so" as an intensifier ("I'm so done"), not as a conjunction ("so I could end it").
-_SO_KEPT_BEFORE = frozenset("i that we you he she they it much many what".split())
+_SO_KEPT_BEFORE = frozenset("i that we you he she they it much many what nobody everyone everybody my".split())
 
 
 def _drop_filler_like(words: list[str]) -> list[str]:
@@ -402,11 +430,14 @@ def _sentence(text: str) -> str:
     text = _SPACED_S.sub(r"\1's", text)
     text = _SPACED_ELISION.sub(r"\1'", text)
     text = _TWO.sub(r"\1 to", text)
+    if "/" in text:
+        for slashed, word in _SLASHED:
+            text = slashed.sub(word, text)
     text = _NO_MORE.sub("anymore", text)
     if _STRETCH.search(text):
         text = _STRETCHED_WORD.sub(_unstretch, text)
     words = _drop_filler_like([w for w in (_token(t) for t in _TOKEN.findall(text)) if w])
-    joined = _MULTI_FILLERS.sub("", " ".join(words))
+    joined = _PU.sub(r"\1 plus", _MULTI_FILLERS.sub("", " ".join(words)))
     if any(stem in joined for stem in _IDIOM_STEMS):
         joined = _IDIOMS.sub(IDIOM, joined)
     return joined.strip(" ,")
