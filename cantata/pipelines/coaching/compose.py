@@ -129,7 +129,7 @@ _REFLECT_EN = (
 )
 _QUOTE_EN = (
     "You said “{c}”.",
-    "“{c}”: that is how you put it.",
+    "In your words: “{c}”.",
     "You put it as “{c}”.",
 )
 _REFLECT_FR = (

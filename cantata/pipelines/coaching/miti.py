@@ -3,7 +3,8 @@ reflections, questions, advice given without permission, references to earlier s
 
 They are rules, not a coder: a sentence counts as a question when it ends with "?", as a
 reflection when it is a statement that says the person's experience back to them ("You
-...", "It sounds like ...", "Vous ...", "On dirait ...") and gives no advice. The
+...", "It sounds like ...", "Vous ...", "On dirait ...", or a statement in the second
+person without the speaker in it: "Mornings matter to you") and gives no advice. The
 benchmark (bench/coaching_quality.py) counts with them; the unit tests hold them to
 labelled examples, so a change of rule shows up as a changed count.
 """
@@ -19,14 +20,20 @@ from cantata.pipelines.coaching.safety import normalize
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+")
 _REFLECTIVE_START = re.compile(
     r"^(?:so,? )?(?:you(?:'re|'ve|'d|'ll)?|your|it sounds like|sounds like|it seems|it seems like|"
-    r"it looks like|part of you|on one hand|on the one hand|what i hear|i hear|vous|votre|vos|"
-    r"on dirait|si je comprends bien|une partie de vous|d'un cote|j'entends|ce que j'entends)\b"
+    r"it looks like|part of you|on one hand|on the one hand|what i hear|i hear|in your words|vous|votre|vos|"
+    r"on dirait|si je comprends bien|si je vous entends bien|une partie de vous|d'un cote|j'entends|"
+    r"ce que j'entends)\b"
 )
 # Sentences that start like a reflection but tell the person what to do or feel.
 _NOT_REFLECTION = re.compile(
     r"^(?:you (?:should|need|must|have to|ought|could try|might try|can try)|vous devriez|vous devez|"
     r"vous pourriez essayer)\b"
 )
+# Or a statement about the person ("Mornings at the gym matter to you"): second person,
+# no first person singular ("I'm here to help you" is about the speaker), no thanks.
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|vous|votre|vos)\b")
+_FIRST_PERSON = re.compile(r"(?:^|\s)(?:i|i'm|i'll|i've|i'd|me|my|je|j'|moi|mon|ma|mes)(?:\s|$|')")
+_THANKS = re.compile(r"^(?:thank|thanks|merci)\b")
 _EARLIER_SESSION = re.compile(
     r"\b(?:last time|last session|last week you|our (?:last|previous) (?:session|conversation|talk|chat)|"
     r"when we (?:last )?(?:spoke|talked|met)|as we discussed|you (?:told|mentioned to) me (?:before|last)|"
@@ -48,7 +55,11 @@ def is_reflection(sentence: str) -> bool:
     norm = normalize(sentence)
     if is_question(sentence) or _NOT_REFLECTION.match(norm):
         return False
-    return bool(_REFLECTIVE_START.match(norm)) and advice_problem(sentence, "none") is None
+    if advice_problem(sentence, "none") is not None:
+        return False
+    if _REFLECTIVE_START.match(norm):
+        return True
+    return bool(_SECOND_PERSON.search(norm)) and not _FIRST_PERSON.search(norm) and not _THANKS.match(norm)
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,10 @@ def with_correction(reply: str, policy: Policy) -> str:
 
 def check_draft(draft: Synth, policy: Policy, *, available: list[str], message: str = "", early: str = "") -> list[str]:
     problems = check_reply(with_correction(draft.reply, policy), policy, message=message, early=early)
+    if not policy.flagged and not any(is_reflection(s) for s in sentences(draft.reply)):
+        # Motivational interviewing reflects before it asks: a reply of questions alone, or
+        # of cheer ("Great job!"), says nothing back of what the person said.
+        problems.append("reflects nothing the person said (no reflection)")
     unknown = [e for e in draft.used if e not in available]
     if unknown:
         problems.append(f"'used' names entries that do not exist on this turn's blackboard: {', '.join(unknown)}")
