@@ -525,7 +525,7 @@ def test_stability_check_uses_guard_and_shadow_inputs() -> None:
 def synth_inputs(message: str, **extra: Any) -> dict[str, Any]:
     g = flagged(message)
     st = compose_stability(g, None)
-    b = Board(guard=g, stability=st, tier=st.tier or "none", **extra)
+    b = Board(guard=g, stability=st, tier=st.tier or "none", message=message, **extra)
     resolution = resolve(b)
     coach = compose_coach(g, None, message)
     return {
@@ -738,3 +738,18 @@ def test_required_actions_that_code_can_see_are_checked() -> None:
     supported = f"{alone} Could a friend or someone you trust come and be with you now?"
     out = synth_check(check_ctx(synth_draft(supported), message=imminent, inputs=synth_inputs(imminent)))
     assert out.source == "generated"
+
+
+def test_a_long_draft_for_a_person_who_writes_briefly_keeps_a_reflection_and_a_question() -> None:
+    message = "Gym again? Still scrolling."
+    inputs = synth_inputs(message)
+    assert inputs["conflicts"]["plan"]["length"] == "brief"
+    draft = (
+        "You are still scrolling instead of going to the gym. The gym is on your mind a lot. "
+        "Scrolling is easy in the morning. What would make the gym feel more possible?"
+    )
+    out = synth_check(check_ctx(synth_draft(draft), message=message, inputs=inputs))
+    assert out.source == "generated"
+    assert (
+        out.reply == "You are still scrolling instead of going to the gym. What would make the gym feel more possible?"
+    )

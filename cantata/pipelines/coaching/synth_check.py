@@ -241,6 +241,17 @@ def template_reply(policy: Policy) -> tuple[str, Source]:
     return with_correction(followup_reply(policy.locale, policy.mi_process), policy), "template"
 
 
+def in_voice(reply: str, policy: Policy) -> str:
+    """A draft in the plan's voice: for a person who wants it brief, its first reflection
+    and its last question only (a small model pads)."""
+    parts = sentences(reply)
+    if policy.flagged or policy.voice.length != "brief" or len(parts) <= 2:
+        return reply
+    reflection = next((s for s in parts if is_reflection(s)), parts[0])
+    question = next((s for s in reversed(parts) if s.endswith("?")), None)
+    return " ".join([reflection, question] if question and question != reflection else [reflection])
+
+
 def salvage(draft: Synth | None, policy: Policy, *, message: str, early: str) -> str | None:
     """The first sentence of a rejected draft that is a reflection and passes every rule
     on its own: the model's words, kept inside a composed reply."""
@@ -303,7 +314,7 @@ def compose_synth(
     )
     if draft is not None and not problems:
         return Synth(
-            reply=with_correction(draft.reply, policy),
+            reply=with_correction(in_voice(draft.reply, policy), policy),
             used=list(dict.fromkeys([*draft.used, *policy.sources])),
             source="generated",
             available=available,
