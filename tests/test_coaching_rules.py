@@ -26,11 +26,13 @@ from cantata.pipelines.coaching.models import (
     Synth,
 )
 from cantata.pipelines.coaching.roles import (
+    PERSONA_EVERY,
     coach_check,
     coach_shortcut,
     compose_coach,
     compose_shadow,
     compose_stability,
+    persona_shortcut,
     shadow_check,
     stability_check,
 )
@@ -753,3 +755,11 @@ def test_a_long_draft_for_a_person_who_writes_briefly_keeps_a_reflection_and_a_q
     assert (
         out.reply == "You are still scrolling instead of going to the gym. What would make the gym feel more possible?"
     )
+
+
+def test_persona_is_estimated_again_only_every_few_turns_of_a_session() -> None:
+    profile = persona().model_copy(update={"session": "s1", "turn": 2}).model_dump(mode="json")
+    assert persona_shortcut(ctx(turn=3, memory={"persona": profile})) == Persona.model_validate(profile)
+    assert persona_shortcut(ctx(turn=2 + PERSONA_EVERY, memory={"persona": profile})) is None
+    assert persona_shortcut(ctx(turn=3, session="s2", memory={"persona": profile})) is None  # a new session
+    assert persona_shortcut(ctx(turn=1)) is None

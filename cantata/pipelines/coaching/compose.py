@@ -99,26 +99,49 @@ def _swap_en(clause: str) -> str:
     return " ".join(out)
 
 
-def key_clause(message: str, *, avoid: str = "") -> str | None:
-    """The clause of the message with the most content words not already in `avoid`
-    (the early reply), trimmed to a few words; when every clause was said already, the
-    last one (what gets in the way, usually); None when the message has no clause."""
-    text = " ".join(message.replace("\u2019", "'").split())
-    taken = content_stems(avoid)
-    best: tuple[int, int, str] | None = None
-    last: str | None = None
-    for i, part in enumerate(_CLAUSE_SPLIT.split(text)):
+_FINER = re.compile(r"[,;:]\s*|\s+(?=(?:that|if|when|because|que|qu'|si|quand|parce que)\s)")
+
+
+def _clauses(text: str, *, finer: bool = False) -> list[str]:
+    """The message's clauses (split at sentence ends and before "but"); `finer` also
+    splits them at commas and before "that", "if", "when", keeping those words."""
+    found: list[str] = []
+    parts = _CLAUSE_SPLIT.split(text)
+    if finer:
+        parts = [piece for part in parts for piece in _FINER.split(part)]
+    for part in parts:
         part = _LEAD.sub("", part.strip(" .!?;…,")).strip(" ,")
         words = part.split()
-        if len(words) < 3 or not content_stems(part):
-            continue
-        if len(words) > 14:
-            part = " ".join(words[:14])
-        last = part
+        if len(words) >= 3 and content_stems(part):
+            found.append(" ".join(words[:18]))
+    return found
+
+
+def key_clause(message: str, *, avoid: str = "") -> tuple[str, bool] | None:
+    """(clause, is a piece): the clause of the message with the most content words not
+    already in `avoid` (the early reply); when every clause was said already, the last
+    piece of one (a part of what was said, not all of it again, to be quoted: a piece
+    cut from its sentence may not stand as a statement); None when the message has none."""
+    text = " ".join(message.replace("\u2019", "'").split())
+    taken = content_stems(avoid)
+    clauses = _clauses(text)
+    best: tuple[int, int, str] | None = None
+    for i, part in enumerate(clauses):
         fresh = len(content_stems(part) - taken)
         if fresh and (best is None or (fresh, -i) > best[:2]):
             best = (fresh, -i, part)
-    return best[2] if best else last
+    if best is not None:
+        return best[2], False
+    short = text.strip(" .!?…")
+    if not clauses and content_stems(short) and len(short.split()) <= 12:
+        return short, True  # a message of a few words: quote it whole
+    if not avoid:
+        return (clauses[-1], False) if clauses else None
+    said = normalize(avoid)
+    pieces = _clauses(text, finer=True)
+    unsaid = [p for p in pieces if normalize(p) not in said and normalize(_swap_en(p)) not in said]
+    pieces = unsaid or pieces
+    return (pieces[-1], True) if pieces else None
 
 
 _REFLECT_EN = (
@@ -142,11 +165,12 @@ _REFLECT_FR = (
 def reflect_words(turn: Turn, *, avoid: str = "") -> str | None:
     """A simple reflection of a clause of the message, in the person's own words: said
     back as "you ..." when it starts with its subject (English), else quoted."""
-    clause = key_clause(turn.message, avoid=avoid)
-    if clause is None:
+    found = key_clause(turn.message, avoid=avoid)
+    if found is None:
         return None
+    clause, piece = found
     if turn.locale == "en":
-        if not _SUBJECT_EN.match(clause):
+        if piece or not _SUBJECT_EN.match(clause):
             return pick(_QUOTE_EN, turn, "quote").format(c=clause)
         said = _swap_en(clause)
         return pick(_REFLECT_EN, turn, "reflect").format(c=said[0].lower() + said[1:])

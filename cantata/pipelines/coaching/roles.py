@@ -17,6 +17,7 @@ invent a turn, or get advice past the coach when the guard has flagged the messa
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -123,7 +124,18 @@ def early_reply_problems(reply: str, guard: Guard, message: str) -> list[str]:
     advice = advice_problem(reply, "ask_permission")
     if advice:
         problems.append(advice)
+    if speaks_as_the_person(reply):
+        problems.append("the question speaks as the person ('my', 'I'), not to them")
     return problems
+
+
+_FIRST_PERSON_QUESTION = re.compile(r"\b(?:my|mine|myself|mon|ma|mes)\b[^.!?]*\?")
+
+
+def speaks_as_the_person(reply: str) -> bool:
+    """A question about "my" things ("What is the best way to manage my health?"): a
+    small model taking the person's side of the conversation."""
+    return bool(_FIRST_PERSON_QUESTION.search(normalize(reply)))
 
 
 def compose_coach(guard: Guard, draft: Coach | None, message: str, *, turn: int = 1) -> Coach:
@@ -228,6 +240,19 @@ def shadow_check(ctx: CheckContext) -> Shadow:
 # -- persona ----------------------------------------------------------------------------------
 
 PERSONA_MEMORY_WEIGHT = 0.7  # one turn of text says little: the earlier profile weighs more
+
+
+PERSONA_EVERY = 3  # turns of a session between two estimates
+
+
+def persona_shortcut(ctx: FunctionContext) -> Persona | None:
+    """`shortcut` of persona: the profile estimated earlier in this session, as is, until
+    PERSONA_EVERY turns have passed. Traits move slowly and one more turn of text says
+    little (the check weighs it 0.3), while the call costs seconds of every turn."""
+    previous = parsed(Persona, ctx.memory.get("persona"))
+    if previous is None or previous.session != ctx.session or ctx.turn - previous.turn >= PERSONA_EVERY:
+        return None
+    return previous
 
 
 def persona_check(ctx: CheckContext) -> Persona:

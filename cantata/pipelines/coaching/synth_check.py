@@ -30,7 +30,7 @@ from cantata.pipelines.coaching.mi import (
 )
 from cantata.pipelines.coaching.miti import is_reflection, sentences
 from cantata.pipelines.coaching.models import Coach, Entry, Guard, Resolution, Source, Stability, Synth
-from cantata.pipelines.coaching.roles import compose_stability, parsed
+from cantata.pipelines.coaching.roles import compose_stability, parsed, speaks_as_the_person
 from cantata.pipelines.coaching.safety import (
     BlockedAction,
     Locale,
@@ -217,6 +217,10 @@ def check_draft(draft: Synth, policy: Policy, *, available: list[str], message: 
         # Motivational interviewing reflects before it asks: a reply of questions alone, or
         # of cheer ("Great job!"), says nothing back of what the person said.
         problems.append("reflects nothing the person said (no reflection)")
+    if not policy.flagged and speaks_as_the_person(draft.reply):
+        problems.append("the question speaks as the person ('my'), not to them")
+    if draft.reply.count("«") != draft.reply.count("»") or draft.reply.count("“") != draft.reply.count("”"):
+        problems.append("an unclosed quotation: a copy cut off")
     unknown = [e for e in draft.used if e not in available]
     if unknown:
         problems.append(f"'used' names entries that do not exist on this turn's blackboard: {', '.join(unknown)}")
