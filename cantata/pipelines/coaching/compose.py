@@ -118,30 +118,31 @@ def _clauses(text: str, *, finer: bool = False) -> list[str]:
 
 
 def key_clause(message: str, *, avoid: str = "") -> tuple[str, bool] | None:
-    """(clause, is a piece): the clause of the message with the most content words not
-    already in `avoid` (the early reply); when every clause was said already, the last
-    piece of one (a part of what was said, not all of it again, to be quoted: a piece
-    cut from its sentence may not stand as a statement); None when the message has none."""
+    """(words, is a piece) to say back. For the early reply (nothing to avoid): the
+    message's clause, or for a one-clause message its fullest piece, leaving the rest
+    for the merged reply. For the merged reply: the piece with the most content words the
+    early reply (`avoid`) did not say, else the last piece it did not say verbatim.
+    A piece cut from its sentence may not stand as a statement: it is quoted."""
     text = " ".join(message.replace("\u2019", "'").split())
-    taken = content_stems(avoid)
     clauses = _clauses(text)
-    best: tuple[int, int, str] | None = None
-    for i, part in enumerate(clauses):
-        fresh = len(content_stems(part) - taken)
-        if fresh and (best is None or (fresh, -i) > best[:2]):
-            best = (fresh, -i, part)
-    if best is not None:
-        return best[2], False
-    short = text.strip(" .!?…")
-    if not clauses and content_stems(short) and len(short.split()) <= 12:
-        return short, True  # a message of a few words: quote it whole
-    if not avoid:
-        return (clauses[-1], False) if clauses else None
-    said = normalize(avoid)
     pieces = _clauses(text, finer=True)
+    if not clauses:
+        short = text.strip(" .!?…")
+        if content_stems(short) and len(short.split()) <= 12:
+            return short, True  # a message of a few words: quote it whole
+        return None
+    if not avoid:
+        if len(clauses) == 1 and len(pieces) > 1:
+            return max(pieces, key=lambda p: len(content_stems(p))), True
+        return clauses[-1], False
+    taken = content_stems(avoid)
+    fresh = [(len(content_stems(p) - taken), -i, p) for i, p in enumerate(pieces)]
+    best = max(fresh, default=None)
+    if best is not None and best[0] > 0:
+        return best[2], True
+    said = normalize(avoid)
     unsaid = [p for p in pieces if normalize(p) not in said and normalize(_swap_en(p)) not in said]
-    pieces = unsaid or pieces
-    return (pieces[-1], True) if pieces else None
+    return ((unsaid or pieces)[-1], True) if pieces else None
 
 
 _REFLECT_EN = (
