@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,11 @@ class Figures:
     to_early: list[float] = field(default_factory=list)
     to_merged: list[float] = field(default_factory=list)
     turn_s: list[float] = field(default_factory=list)
+    # Why drafts were rejected: "coach: off topic", "synth: repeats the early reply", ...
+    rejections: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: Figures) -> None:
+        self.rejections.update(other.rejections)
         self.turns += other.turns
         for key in SOURCES:
             self.early[key] += other.early[key]
@@ -92,6 +96,9 @@ async def conversation(app: Cantata, name: str, messages: list[str]) -> tuple[Fi
         figures.turns += 1
         early_kind = source_kind((out.get("coach") or {}).get("source"))
         merged_kind = source_kind((out.get("synth") or {}).get("source"))
+        for agent in ("coach", "synth"):
+            for reason in (out.get(agent) or {}).get("rejected") or []:
+                figures.rejections[f"{agent}: {reason.split(':')[0]}"] += 1
         figures.early[early_kind] += 1
         figures.merged[merged_kind] += 1
         if not at_least_high(tier):
@@ -141,6 +148,8 @@ async def run(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         app = Cantata(DEFAULT_CONFIG, home=Path(tmp))
         try:
+            # Load the model first: its seconds of loading are not a turn's.
+            await app.run_turn(load_bundled("coaching"), "hello", user="warm-up")
             for path in files:
                 data = yaml.safe_load(path.read_text(encoding="utf-8"))
                 figures, shown = await conversation(app, path.stem, list(data["turns"]))
@@ -158,6 +167,7 @@ async def run(names: list[str]) -> None:
         f"  full turn: median {statistics.median(total.turn_s):.1f} s, p90 {p90(total.turn_s):.1f} s (target median < 15 s);"
         f" load after: {os.getloadavg()[0]:.2f}"
     )
+    print("  drafts rejected, by reason: " + "; ".join(f"{r} {n}" for r, n in total.rejections.most_common()))
     if os.environ.get("CANTATA_BENCH_TRANSCRIPTS"):
         for name, shown in transcripts:
             print(f"\n  == {name}")

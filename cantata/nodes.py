@@ -259,9 +259,9 @@ class ModelCall:
         """The shortcut's output, or None to call the model."""
         assert self.shortcut is not None and self.context is not None
         try:
-            value = await call_user(
-                self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name
-            )
+            # A CheckContext with no output: the shortcut may decide by the instance and model too.
+            ctx = CheckContext(**vars(self.context), instance=self.instance.name, model=self.instance.config.model)
+            value = await call_user(self.shortcut, ctx, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
             if value is None:
                 return None
             output = normalise(value, self.contract)

@@ -677,7 +677,11 @@ def test_synth_shortcut_follows_the_setting(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("CANTATA_COACHING_RESOURCES", str(custom))
     out = synth_shortcut(ctx(CRISIS_EN, inputs=inputs))
     assert out is not None and out.source == "safety_template" and "988" in out.reply
-    assert synth_shortcut(ctx(GYM, inputs=synth_inputs(GYM))) is None  # below high: the model writes
+    # Below high tier, by the size of the model serving synth (resources.yaml).
+    small = synth_shortcut(ctx(GYM, inputs=synth_inputs(GYM)))  # no size known: the default, compose
+    assert small is not None and small.source == "composed" and on_topic(small.reply, GYM)
+    large = CheckContext(**vars(ctx(GYM, inputs=synth_inputs(GYM))), model="Qwen/Qwen2.5-7B-Instruct")
+    assert synth_shortcut(large) is None  # the model writes
 
 
 # -- motivational-interviewing text rules ------------------------------------------------------------

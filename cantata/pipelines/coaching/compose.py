@@ -99,7 +99,11 @@ def _swap_en(clause: str) -> str:
     return " ".join(out)
 
 
-_FINER = re.compile(r"[,;:]\s*|\s+(?=(?:that|if|when|because|que|qu'|si|quand|parce que)\s)")
+_FINER = re.compile(
+    r"[,;:]\s*|\s+(?=(?:alors que|tandis que|au lieu de|instead of|that|if|when|because|and|que|qu'|si|quand|"
+    r"parce que|et)\s)"
+)
+_OPENER = re.compile(r"^(?:that|and|que|qu'|et)\s+", re.I)  # "que je mange surtout": the piece is what follows
 
 
 def _clauses(text: str, *, finer: bool = False) -> list[str]:
@@ -111,8 +115,10 @@ def _clauses(text: str, *, finer: bool = False) -> list[str]:
         parts = [piece for part in parts for piece in _FINER.split(part)]
     for part in parts:
         part = _LEAD.sub("", part.strip(" .!?;…,")).strip(" ,")
+        if finer:
+            part = _OPENER.sub("", part)
         words = part.split()
-        if len(words) >= 3 and content_stems(part):
+        if len(words) >= (2 if finer else 3) and content_stems(part):
             found.append(" ".join(words[:18]))
     return found
 
@@ -136,7 +142,7 @@ def key_clause(message: str, *, avoid: str = "") -> tuple[str, bool] | None:
             return max(pieces, key=lambda p: len(content_stems(p))), True
         return clauses[-1], False
     taken = content_stems(avoid)
-    fresh = [(len(content_stems(p) - taken), -i, p) for i, p in enumerate(pieces)]
+    fresh = [(len(content_stems(p) - taken), len(p.split()), p) for p in pieces]
     best = max(fresh, default=None)
     if best is not None and best[0] > 0:
         return best[2], True
@@ -401,8 +407,13 @@ def merged_reply(turn: Turn, *, early: str = "", model_sentence: str | None = No
     if reflection is None:
         candidate = reflect_words(turn, avoid=early)
         reflection = candidate if _fresh(candidate, early) else None
-    if reflection is None:  # every clause was said already: say one back in other words
-        reflection = reflect_words(Turn(**{**vars(turn), "turn": turn.turn + 1}), avoid=early)
+    meaning: str | None = None
+    if reflection is None:
+        # The early reply said back all there was: ask what the person's own words mean
+        # to them instead of saying them back a second time.
+        phrase = key_phrase(turn.message)
+        if phrase is not None:
+            meaning = pick(_MEANING[turn.locale], turn, "meaning").format(p=phrase)
     if reflection is not None:
         parts.append(reflection)
     detailed = turn.voice.length == "detailed"
@@ -413,8 +424,24 @@ def merged_reply(turn: Turn, *, early: str = "", model_sentence: str | None = No
         parts.append(pick(_PATTERN[turn.locale][turn.pattern], turn, "pattern"))
     if not parts:
         parts.append(next(g for g in _GENERAL[turn.locale] if _fresh(g, early)) if early else _GENERAL[turn.locale][0])
-    ask = question(turn)
-    if not _fresh(ask, early) or any(_same(ask, p) for p in parts):
+    ask = meaning or question(turn)
+    if meaning is None and (not _fresh(ask, early) or any(_same(ask, p) for p in parts)):
         ask = question(Turn(**{**vars(turn), "turn": turn.turn + 1}))
     parts.append(ask)
     return " ".join(parts)
+
+
+_MEANING: dict[Locale, tuple[str, ...]] = {
+    "en": ("What does “{p}” mean for you?", "What is behind “{p}”, for you?"),
+    "fr": ("Que représente « {p} » pour vous ?", "Qu'y a-t-il derrière « {p} », pour vous ?"),
+}
+
+
+def key_phrase(message: str) -> str | None:
+    """The last few words of the message's shortest piece that carries content: a phrase
+    to ask about ("a few days a week")."""
+    pieces = _clauses(" ".join(message.split()), finer=True)
+    if not pieces:
+        return None
+    words = min(pieces, key=lambda p: len(p.split())).split()
+    return " ".join(words[-4:])

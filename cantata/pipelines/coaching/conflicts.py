@@ -285,7 +285,7 @@ def resolve(board: Board, rules: tuple[Rule, ...] = RULES) -> Resolution:
     )
 
 
-BRIEF_WORDS = 15  # a person who writes a line gets a short reply: match their length
+BRIEF_WORDS = 8  # a person who writes a line gets a short reply: match their length
 
 
 def voice_of(board: Board, tone: list[Tone], directiveness: Directiveness) -> tuple[Length, Directness]:

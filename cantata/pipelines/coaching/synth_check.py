@@ -349,18 +349,27 @@ def compose_synth(
 
 
 def synth_shortcut(ctx: FunctionContext) -> Synth | None:
-    """`shortcut` of synth: the safe template without generating at tier high or above, when
-    resources.yaml says `synth_at_high_tier: template` (for models too small to carry a
-    crisis resource word for word, which then spend two generations before the template)."""
-    if load_safety().synth_at_high_tier != "template":
-        return None
+    """`shortcut` of synth, without generating: at tier high or above the safe template
+    when resources.yaml says `synth_at_high_tier: template`; below it, a reply composed from
+    the blackboard when `synth_below_high_tier` says the model serving synth is too small
+    to write one that passes (it would spend a generation to reach the same reply)."""
+    settings = load_safety()
     policy = policy_from_inputs(ctx.inputs, message=ctx.message, session=ctx.session, turn=ctx.turn)
-    if not at_least_high(policy.tier):
-        return None
-    reply, source = template_reply(policy)
     available = available_entries(ctx.inputs)
     used = [s for s in policy.sources if s in available]
-    return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
+    if at_least_high(policy.tier):
+        if settings.synth_at_high_tier != "template":
+            return None
+        reply, source = template_reply(policy)
+        return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
+    if policy.flagged or settings.synth_generates(getattr(ctx, "model", None)):
+        return None
+    coach = parsed(Coach, ctx.inputs.get("coach"))
+    early = coach.reply if coach else ""
+    text = composed_reply(None, policy, message=ctx.message, early=early, turn=ctx.turn, session=ctx.session)
+    if text is None:
+        return None  # nothing composed passes: let the model write, and the check decide
+    return Synth(reply=text, used=used, source="composed", available=available, tier=policy.tier)
 
 
 def synth_check(ctx: CheckContext) -> Synth:
