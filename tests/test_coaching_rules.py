@@ -351,6 +351,16 @@ def test_resources_file_is_consistent(tmp_path: Path) -> None:
         read_safety(bad)
 
 
+def test_whether_synth_generates_below_high_tier_follows_the_models_size(tmp_path: Path) -> None:
+    config = load_safety()
+    assert config.synth_generates("Qwen/Qwen3-30B-A3B") and config.synth_generates("llama-1B")
+    assert not config.synth_generates("SmolLM2-135M-Instruct.gguf") and not config.synth_generates(None)
+    bad = tmp_path / "r.yaml"
+    bad.write_text(RESOURCES_FILE.read_text().replace("default: compose", "default: sometimes"))
+    with pytest.raises(ValueError, match="synth_below_high_tier"):
+        read_safety(bad)
+
+
 # -- coach: shortcut and check -------------------------------------------------------------------
 
 
