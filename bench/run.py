@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import coaching  # noqa: E402
+import coaching_quality  # noqa: E402
 import overhead  # noqa: E402
 import safety  # noqa: E402
 import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
@@ -18,5 +19,7 @@ if __name__ == "__main__":
     safety.main()
     print()
     coaching.main()
+    print()
+    coaching_quality.main()
     print()
     server_http.main()

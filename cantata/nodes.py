@@ -23,6 +23,7 @@ from cantata.backends.base import CompletionRequest, Message, Usage
 from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected, Skip
 from cantata.pool import Instance, rank
 from cantata.spec import AgentSpec
+from cantata.speed import SLACK
 from cantata.structured import OutputContract, repair_instruction
 from cantata.threads import run_in_thread
 from cantata.turn import AgentResult
@@ -258,9 +259,9 @@ class ModelCall:
         """The shortcut's output, or None to call the model."""
         assert self.shortcut is not None and self.context is not None
         try:
-            value = await call_user(
-                self.shortcut, self.context, self.agent.timeout_s, what="shortcut", agent=self.agent.name
-            )
+            # A CheckContext with no output: the shortcut may decide by the instance and model too.
+            ctx = CheckContext(**vars(self.context), instance=self.instance.name, model=self.instance.config.model)
+            value = await call_user(self.shortcut, ctx, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
             if value is None:
                 return None
             output = normalise(value, self.contract)
@@ -299,20 +300,43 @@ class ModelCall:
         usage = Usage()
         finish: str | None = None
         start = self.clock()
-        # Closed on the way out whatever happens (timeout, cancellation, an error here):
-        # the generation stops and the backend's slot is free at once (base.py).
-        async with aclosing(self.instance.backend.complete(request)) as stream:
-            async for chunk in stream:
-                if chunk.text:
-                    if self.first_token_s is None:
-                        self.first_token_s = self.clock() - start
-                    parts.append(chunk.text)
-                    self.emit("agent_token", agent.name, text=chunk.text)
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                if chunk.finish_reason is not None:
-                    finish = chunk.finish_reason
-        self.generation_s += self.clock() - start
+        first: float | None = None
+        # This call's deadline follows the instance's measured speed (speed.py), under the
+        # agent's timeout_s; the prompt is counted roughly, as if nothing were cached.
+        speed = self.instance.speed
+        deadline = speed.deadline_s(sum(len(m.content) for m in messages) // 4, agent.max_tokens, agent.timeout_s)
+        try:
+            async with asyncio.timeout(deadline):
+                # Closed on the way out whatever happens (timeout, cancellation, an error here):
+                # the generation stops and the backend's slot is free at once (base.py).
+                async with aclosing(self.instance.backend.complete(request)) as stream:
+                    async for chunk in stream:
+                        if chunk.text:
+                            if first is None:
+                                first = self.clock() - start
+                            parts.append(chunk.text)
+                            self.emit("agent_token", agent.name, text=chunk.text)
+                        if chunk.usage is not None:
+                            usage = chunk.usage
+                        if chunk.finish_reason is not None:
+                            finish = chunk.finish_reason
+        except TimeoutError as exc:
+            if deadline >= agent.timeout_s:
+                raise  # the agent's own timeout: reported by the attempt
+            raise BackendTimeout(
+                f"no complete reply within {deadline:.1f} s on instance '{self.instance.name}': "
+                f"{SLACK:g}x what its measured speed needs for this call (timeout_s {agent.timeout_s:g} s)"
+            ) from exc
+        total = self.clock() - start
+        speed.observe(
+            computed_prompt_tokens=usage.prompt_tokens - usage.cached_tokens,
+            first_token_s=first,
+            completion_tokens=usage.completion_tokens,
+            total_s=total,
+        )
+        if self.first_token_s is None:
+            self.first_token_s = first
+        self.generation_s += total
         self.result.finish_reason = finish
         self.largest_prompt = max(self.largest_prompt, usage.prompt_tokens)
         self.result.prompt_tokens += usage.prompt_tokens

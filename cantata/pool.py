@@ -16,6 +16,7 @@ from cantata.backends import make_backend
 from cantata.backends.base import Backend
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.errors import BackendError, BackendUnavailable, ConfigError
+from cantata.speed import Speed
 
 
 def rank(*, early: bool, priority: int) -> int:
@@ -46,6 +47,7 @@ class Instance:
         self.name = config.name
         self.capacity = config.concurrency()
         self.stats = InstanceStats()
+        self.speed = Speed()  # measured from the calls it serves: each call's deadline follows it
         self._waiting: list[_Waiter] = []
         self._seq = itertools.count()
         self._dispatch_scheduled = False

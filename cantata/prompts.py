@@ -37,6 +37,7 @@ def build_briefing(
     message: str,
     budget: int,
     count: TokenCounter,
+    memory_view: dict[str, list[str]] | None = None,
 ) -> Briefing:
     """The shared part, cut to `budget` tokens: oldest turns go first, then the message is cut.
 
@@ -46,8 +47,14 @@ def build_briefing(
     turns = list(past_turns)
     dropped = 0
 
+    shown = {
+        agent: select(entry.output, (memory_view or {}).get(agent))
+        for agent, entry in memory.items()
+        if (memory_view or {}).get(agent) != []
+    }
+
     def render(message: str) -> str:
-        return _render(preamble, memory, summary, turns, dropped, message)
+        return _render(preamble, shown, summary, turns, dropped, message)
 
     text = render(message)
     while count(text) > budget and turns:
@@ -68,7 +75,7 @@ def build_briefing(
 
 
 def _render(
-    preamble: str, memory: dict[str, EntryRow], summary: str, turns: list[PastTurn], dropped: int, message: str
+    preamble: str, memory: dict[str, Any], summary: str, turns: list[PastTurn], dropped: int, message: str
 ) -> str:
     """Oldest and most stable first: the preamble, then the summary and the earlier turns
     (which only grow from one turn to the next), then memory (rewritten every turn), then
@@ -88,8 +95,8 @@ def _render(
         parts.append("\n".join(lines))
     if memory:
         lines = ["## What earlier turns recorded about this user (latest of each)"]
-        for agent, entry in memory.items():
-            lines.append(f"### {agent}\n{_as_text(entry.output)}")
+        for agent, output in memory.items():
+            lines.append(f"### {agent}\n{_as_text(output)}")
         parts.append("\n".join(lines))
     parts.append(f"## The new message\n{message}")
     return "\n\n".join(parts) + "\n"
@@ -121,6 +128,30 @@ def build_messages(
     lines += [f"## Your role: {agent}", instructions.strip()]
     lines.append("\n## Output\n" + format_instruction(contract))
     return [Message("system", briefing.text), Message("user", "\n".join(lines))]
+
+
+def select(output: Any, fields: list[str] | None) -> Any:
+    """A reader view of an output: only `fields` (dotted for nested ones), in their order;
+    the whole output when `fields` is None or the output is not an object."""
+    if fields is None or not isinstance(output, dict):
+        return output
+    view: dict[str, Any] = {}
+    for path in fields:
+        head, _, rest = path.partition(".")
+        if head not in output:
+            continue
+        if rest:
+            inner = select(output[head], [rest])
+            if isinstance(inner, dict) and inner:
+                view.setdefault(head, {}).update(inner)
+        else:
+            view[head] = output[head]
+    return view
+
+
+def reader_inputs(inputs: dict[str, Any], view: dict[str, list[str]]) -> dict[str, Any]:
+    """What a reader's prompt shows of its inputs: its view of each ([] leaves one out)."""
+    return {name: select(value, view.get(name)) for name, value in inputs.items() if view.get(name) != []}
 
 
 def _as_text(output: Any) -> str:

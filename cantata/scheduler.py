@@ -20,7 +20,7 @@ from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
 from cantata.nodes import FunctionContext, ModelCall, run_function
 from cantata.pool import Pool
-from cantata.prompts import Briefing, build_briefing, build_messages
+from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec, Pipeline
 from cantata.store import EntryRow, SessionRow, Store
 from cantata.structured import reply_text
@@ -152,6 +152,7 @@ class TurnRunner:
             message=self.message,
             budget=self.pipeline.spec.budget,
             count=backend.count_tokens,
+            memory_view=self.pipeline.spec.memory_view,
         )
         # A real tokenizer runs off the event loop, like the model; a rough count need not.
         self.briefing = await asyncio.to_thread(build) if backend.slow_count else build()
@@ -334,7 +335,7 @@ class TurnRunner:
                 if self.pipeline.spec.team_briefing
                 else self.pipeline.prompts[agent.name]
             ),
-            inputs=inputs,
+            inputs=reader_inputs(inputs, agent.view),  # the prompt's view; the check sees all
             missing=missing,
             contract=contract,
         )

@@ -66,6 +66,11 @@ class AgentSpec(BaseModel):
     required: list[str] = Field(
         default_factory=list, description="Reads that must have succeeded, else this agent is skipped."
     )
+    view: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="A reader view: for an agent it reads, the fields of its output this agent's prompt "
+        "shows (dotted for nested ones, e.g. plan.tone; [] shows none). Its check sees the whole output.",
+    )
     # What the planner needs to know about the role (see `cantata plan`).
     needs: Need = Field("chat", description="What the role is mostly doing, for model choice.")
     min_context: int | None = Field(None, gt=0)
@@ -111,6 +116,11 @@ class PipelineSpec(BaseModel):
         False,
         description="Put every model agent's instructions in the shared briefing (the team section), "
         "so they are computed once per turn, and cached across turns, instead of once per agent.",
+    )
+    memory_view: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="For an agent listed under some agent's memory: the fields of its latest output the "
+        "shared briefing shows (dotted for nested ones; [] shows none). Agents' memory sees the whole output.",
     )
     agents: list[AgentSpec] = Field(min_length=1)
     loop: LoopSpec | None = Field(None, description="A bounded loop over some of the agents.")
@@ -343,12 +353,25 @@ def _check_graph(spec: PipelineSpec, source: Source) -> None:
                     f"{source.where((*here, 'reads', j))}: agent '{agent.name}' reads itself; "
                     "to see its own earlier outputs, list it under 'memory' instead"
                 )
+        for other in agent.view:
+            if other not in agent.reads:
+                raise SpecError(
+                    f"{source.where((*here, 'view', other))}: agent '{agent.name}' has a view of '{other}' "
+                    "but does not read it; add it to 'reads'"
+                )
         for j, other in enumerate(agent.required):
             if other not in agent.reads:
                 raise SpecError(
                     f"{source.where((*here, 'required', j))}: agent '{agent.name}' requires '{other}' "
                     "but does not read it; add it to 'reads'"
                 )
+    remembered = {m for a in spec.agents for m in a.memory}
+    for other in spec.memory_view:
+        if other not in remembered:
+            raise SpecError(
+                f"{source.where(('memory_view', other))}: '{other}' is in no agent's memory; "
+                f"agents remembered: {', '.join(sorted(remembered)) or 'none'}"
+            )
     for kind in ("early", "final"):
         chosen = [i for i, a in enumerate(spec.agents) if a.deliver == kind]
         if len(chosen) > 1:

@@ -81,7 +81,7 @@ def test_the_pipeline_loads_with_its_hooks() -> None:
     }
     assert pipeline.deliverer("early").name == "coach"  # type: ignore[union-attr]
     assert pipeline.deliverer("final").name == "synth"  # type: ignore[union-attr]
-    assert set(pipeline.shortcuts) == {"coach", "synth"}
+    assert set(pipeline.shortcuts) == {"coach", "persona", "synth"}
     assert set(pipeline.checks) == {"coach", "shadow", "persona", "stability", "synth"}
     reads = {name: set(a.reads) for name, a in pipeline.agents.items()}
     assert reads["persona"] == reads["plasticity"] == {"shadow"} and "shadow" in reads["stability"]

@@ -11,6 +11,8 @@ import pytest
 
 from cantata.config import DEFAULT_CONFIG, InstancesConfig, load_config
 from cantata.pipelines import load as load_bundled
+from cantata.pipelines.coaching.mi import on_topic
+from cantata.pipelines.coaching.miti import count
 from cantata.pipelines.coaching.models import TRAITS
 from cantata.pipelines.coaching.safety import UNIVERSAL_BLOCKED, detect_blocked
 from cantata.runtime import Cantata
@@ -236,3 +238,38 @@ async def test_coach_is_queued_ahead_of_the_analysts_on_one_shared_instance(tmp_
     # coach and shadow become ready together, after the guard; the early reply goes first.
     assert abs(queued["coach"] - queued["shadow"]) < 0.01
     assert started[:2] == ["coach", "shadow"]
+
+
+FIVE_TURNS = [
+    "I keep saying I'll go to the gym every morning but end up scrolling until nine.",
+    "Yesterday I actually went, but today I was tired and stayed in bed.",
+    "I'm scared that if I miss one day, the whole routine falls apart.",
+    "My sister runs every day and she makes it look easy.",
+    "Maybe I could go in the evening instead, after work.",
+]
+
+
+@pytest.mark.embedded
+async def test_five_turns_on_the_embedded_model_get_five_distinct_merged_replies_that_reflect_them(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("llama_cpp")
+    app = Cantata(DEFAULT_CONFIG, home=tmp_path)
+    pipeline = load_bundled("coaching")
+    finals: list[str] = []
+    session: str | None = None
+    try:
+        for message in FIVE_TURNS:
+            result = await app.run_turn(pipeline, message, user="five", session_id=session)
+            session = result.session
+            out = outputs(result)
+            assert result.final is not None and out["synth"] is not None
+            text = result.final.text
+            assert out["synth"]["source"] in ("generated", "composed"), out["synth"]  # never a fixed template
+            # Reflects something of this turn's message: a reflection, sharing its words.
+            assert on_topic(text, message) and count(text).reflections >= 1, text
+            assert detect_blocked(text, out["stability"]["blocked"]) == [], text
+            finals.append(text)
+    finally:
+        await app.close()
+    assert len(set(finals)) == len(FIVE_TURNS), finals

@@ -13,7 +13,7 @@ from cantata.nodes import CheckContext, FunctionContext
 from cantata.pipelines.coaching import conflicts as rules
 from cantata.pipelines.coaching.conflicts import PRECEDENCE, RULES, Board, conflicts, resolve, winner
 from cantata.pipelines.coaching.guard import assess, detect_locale
-from cantata.pipelines.coaching.mi import advice_problem, double_sided_reflection, on_topic
+from cantata.pipelines.coaching.mi import advice_problem, double_sided_reflection, followup_reply, on_topic
 from cantata.pipelines.coaching.models import (
     Coach,
     Commitment,
@@ -26,11 +26,13 @@ from cantata.pipelines.coaching.models import (
     Synth,
 )
 from cantata.pipelines.coaching.roles import (
+    PERSONA_EVERY,
     coach_check,
     coach_shortcut,
     compose_coach,
     compose_shadow,
     compose_stability,
+    persona_shortcut,
     shadow_check,
     stability_check,
 )
@@ -349,6 +351,16 @@ def test_resources_file_is_consistent(tmp_path: Path) -> None:
         read_safety(bad)
 
 
+def test_whether_synth_generates_below_high_tier_follows_the_models_size(tmp_path: Path) -> None:
+    config = load_safety()
+    assert config.synth_generates("Qwen/Qwen3-30B-A3B") and config.synth_generates("llama-1B")
+    assert not config.synth_generates("SmolLM2-135M-Instruct.gguf") and not config.synth_generates(None)
+    bad = tmp_path / "r.yaml"
+    bad.write_text(RESOURCES_FILE.read_text().replace("default: compose", "default: sometimes"))
+    with pytest.raises(ValueError, match="synth_below_high_tier"):
+        read_safety(bad)
+
+
 # -- coach: shortcut and check -------------------------------------------------------------------
 
 
@@ -381,13 +393,13 @@ def test_coach_check_replaces_a_failing_draft_without_regenerating(reflection: s
     out = coach_check(
         check_ctx({"reflection": reflection, "question": question}, inputs={"guard": flagged(GYM).model_dump()})
     )
-    assert out.source == "template" and any(why in r for r in out.rejected), out.rejected
+    assert out.source == "composed" and any(why in r for r in out.rejected), out.rejected
     assert out.reply.startswith("You want to go to the gym every morning, and you end up scrolling until nine")
 
 
 def test_coach_template_for_other_wordings_is_general() -> None:
     out = compose_coach(flagged("Je veux arrêter de fumer"), None, "Je veux arrêter de fumer")
-    assert out.source == "template" and detect_locale(out.reply) == "fr"
+    assert out.source == "composed" and detect_locale(out.reply) == "fr"
 
 
 # -- shadow: evidence, grounding, commitments ------------------------------------------------------
@@ -525,7 +537,7 @@ def test_stability_check_uses_guard_and_shadow_inputs() -> None:
 def synth_inputs(message: str, **extra: Any) -> dict[str, Any]:
     g = flagged(message)
     st = compose_stability(g, None)
-    b = Board(guard=g, stability=st, tier=st.tier or "none", **extra)
+    b = Board(guard=g, stability=st, tier=st.tier or "none", message=message, **extra)
     resolution = resolve(b)
     coach = compose_coach(g, None, message)
     return {
@@ -552,11 +564,8 @@ def test_synth_check_accepts_a_good_reply_and_names_its_entries() -> None:
 @pytest.mark.parametrize(
     ("message", "reply", "why"),
     [
-        (GYM, "Mornings at the gym are hard. Try melatonin so you sleep earlier?", "blocked action"),
         (CRISIS_EN, "That sounds so hard. What happened today to make you feel this way?", "crisis resource"),
         (CRISIS_FR, "C'est très dur. Appelez quelqu'un ce soir, d'accord ?", "crisis resource"),
-        (GYM, "You should just put the phone in another room before the gym.", "advice"),
-        (GYM, "The weather is lovely today and birds are singing outside.", "off topic"),
     ],
 )
 def test_synth_check_rejects_once_then_gives_the_safe_template(message: str, reply: str, why: str) -> None:
@@ -564,11 +573,35 @@ def test_synth_check_rejects_once_then_gives_the_safe_template(message: str, rep
     with pytest.raises(Rejected, match=why):
         synth_check(check_ctx(synth_draft(reply), message=message, inputs=inputs))
     final = synth_check(check_ctx(synth_draft(reply), message=message, inputs=inputs, last_chance=True))
-    assert final.source in ("template", "safety_template") and final.rejected
+    assert final.source == "safety_template" and final.rejected
     policy = policy_from_inputs(inputs)
     assert check_reply(final.reply, policy) == []
-    if policy.tier in ("high", "imminent"):
-        assert final.source == "safety_template" and all(m in final.reply for m in policy.markers)
+    assert all(m in final.reply for m in policy.markers)
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("Mornings at the gym are hard. Try melatonin so you sleep earlier?", "blocked action"),
+        ("You should just put the phone in another room before the gym.", "advice"),
+        ("The weather is lovely today and birds are singing outside.", "off topic"),
+    ],
+)
+def test_a_failing_draft_below_high_tier_is_replaced_by_a_composed_reply_at_once(reply: str, why: str) -> None:
+    inputs = synth_inputs(GYM)
+    final = synth_check(check_ctx(synth_draft(reply), message=GYM, inputs=inputs))  # no Rejected: no regeneration
+    assert final.source == "composed" and any(why in r for r in final.rejected), final.rejected
+    policy = policy_from_inputs(inputs)
+    assert check_reply(final.reply, policy, message=GYM, early=inputs["coach"]["reply"]) == []
+    assert final.reply != followup_reply("en", policy.mi_process)
+
+
+def test_a_composed_reply_keeps_a_draft_sentence_that_passes_on_its_own() -> None:
+    inputs = synth_inputs(GYM)
+    kept = "You want your mornings back from the phone."
+    final = synth_check(check_ctx(synth_draft(f"{kept} You should delete the app."), message=GYM, inputs=inputs))
+    assert final.source == "composed" and final.reply.startswith(kept)
+    assert "delete" not in final.reply
 
 
 def test_a_near_copy_of_the_early_reply_is_a_repeat() -> None:
@@ -589,8 +622,9 @@ def test_a_copy_of_the_early_reply_with_something_appended_is_a_repeat() -> None
         early.replace("You want", "The plan")
         + " That's a great question, and I'm here to help you answer it. I'm not here to judge you."
     )
-    with pytest.raises(Rejected, match="repeats the early reply"):
-        synth_check(check_ctx(synth_draft(copied), inputs=inputs))
+    final = synth_check(check_ctx(synth_draft(copied), inputs=inputs))
+    assert final.source == "composed" and any("repeats the early reply" in r for r in final.rejected)
+    assert final.reply != early and "judge" not in final.reply
 
 
 def test_synth_regeneration_that_does_not_validate_gives_the_template() -> None:
@@ -613,8 +647,9 @@ def test_synth_rejects_entries_that_do_not_exist() -> None:
     resolution = inputs["conflicts"]
     resolution["plan"]["missing"] = ["persona"]
     assert "persona" not in available_entries(inputs)
-    with pytest.raises(Rejected, match="do not exist on this turn's blackboard: persona"):
-        synth_check(check_ctx(synth_draft(GOOD, ["persona"]), inputs=inputs))
+    # A small model's bookkeeping slip does not cost a good reply: the entry is dropped.
+    out = synth_check(check_ctx(synth_draft(GOOD, ["persona", "coach"]), inputs=inputs))
+    assert out.source == "generated" and "persona" not in out.used and "coach" in out.used
     # And as stored: an entry that does not exist is a validation error.
     with pytest.raises(ValueError, match="do not exist on the blackboard: persona"):
         Synth.model_validate({"used": ["persona"], "reply": GOOD, "available": ["guard", "conflicts"]})
@@ -652,7 +687,11 @@ def test_synth_shortcut_follows_the_setting(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("CANTATA_COACHING_RESOURCES", str(custom))
     out = synth_shortcut(ctx(CRISIS_EN, inputs=inputs))
     assert out is not None and out.source == "safety_template" and "988" in out.reply
-    assert synth_shortcut(ctx(GYM, inputs=synth_inputs(GYM))) is None  # below high: the model writes
+    # Below high tier, by the size of the model serving synth (resources.yaml).
+    small = synth_shortcut(ctx(GYM, inputs=synth_inputs(GYM)))  # no size known: the default, compose
+    assert small is not None and small.source == "composed" and on_topic(small.reply, GYM)
+    large = CheckContext(**vars(ctx(GYM, inputs=synth_inputs(GYM))), model="Qwen/Qwen2.5-7B-Instruct")
+    assert synth_shortcut(large) is None  # the model writes
 
 
 # -- motivational-interviewing text rules ------------------------------------------------------------
@@ -715,3 +754,26 @@ def test_required_actions_that_code_can_see_are_checked() -> None:
     supported = f"{alone} Could a friend or someone you trust come and be with you now?"
     out = synth_check(check_ctx(synth_draft(supported), message=imminent, inputs=synth_inputs(imminent)))
     assert out.source == "generated"
+
+
+def test_a_long_draft_for_a_person_who_writes_briefly_keeps_a_reflection_and_a_question() -> None:
+    message = "Gym again? Still scrolling."
+    inputs = synth_inputs(message)
+    assert inputs["conflicts"]["plan"]["length"] == "brief"
+    draft = (
+        "You are still scrolling instead of going to the gym. The gym is on your mind a lot. "
+        "Scrolling is easy in the morning. What would make the gym feel more possible?"
+    )
+    out = synth_check(check_ctx(synth_draft(draft), message=message, inputs=inputs))
+    assert out.source == "generated"
+    assert (
+        out.reply == "You are still scrolling instead of going to the gym. What would make the gym feel more possible?"
+    )
+
+
+def test_persona_is_estimated_again_only_every_few_turns_of_a_session() -> None:
+    profile = persona().model_copy(update={"session": "s1", "turn": 2}).model_dump(mode="json")
+    assert persona_shortcut(ctx(turn=3, memory={"persona": profile})) == Persona.model_validate(profile)
+    assert persona_shortcut(ctx(turn=2 + PERSONA_EVERY, memory={"persona": profile})) is None
+    assert persona_shortcut(ctx(turn=3, session="s2", memory={"persona": profile})) is None  # a new session
+    assert persona_shortcut(ctx(turn=1)) is None

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cantata import FunctionContext
+from cantata.pipelines.coaching.compose import Directness, Length
 from cantata.pipelines.coaching.mi import AdviceMode, MiProcess
 from cantata.pipelines.coaching.models import (
     Coach,
@@ -59,6 +60,7 @@ class Board:
     shadow: Shadow | None = None
     persona: Persona | None = None
     plasticity: Plasticity | None = None
+    message: str = ""
 
 
 @dataclass
@@ -248,6 +250,7 @@ def resolve(board: Board, rules: tuple[Rule, ...] = RULES) -> Resolution:
     st = board.stability
     if at_least_high(board.tier):
         plan.advice_mode = "none"  # policy, whatever the rules found: never advice at this tier
+    length, directness = voice_of(board, plan.tone, plan.directiveness)
     conflicts = [
         Conflict(rule=r.name, parties=list(r.parties), winner=r.winner, detail=f.detail, resolution=f.resolution)
         for r, f in findings
@@ -274,8 +277,33 @@ def resolve(board: Board, rules: tuple[Rule, ...] = RULES) -> Resolution:
             follow_through_pct=plan.follow_through_pct,
             injection=board.guard.injection,
             missing=[],
+            pattern=board.shadow.pattern if board.shadow else None,
+            kept_commitment=kept_now(board.shadow),
+            length=length,
+            directness=directness,
         ),
     )
+
+
+BRIEF_WORDS = 8  # a person who writes a line gets a short reply: match their length
+
+
+def voice_of(board: Board, tone: list[Tone], directiveness: Directiveness) -> tuple[Length, Directness]:
+    """(length, directness) of the merged reply, from plasticity's resolved strategy and
+    persona's profile: gentle whenever persona reads high neuroticism or the tier is
+    raised; brief when the person writes briefly or persona reads them as reserved."""
+    persona = board.persona
+    direct = ("direct" in tone or directiveness == "directing") and board.tier == "none"
+    if persona is not None and persona.neuroticism >= 4:
+        direct = False
+    words = len(board.message.split())
+    reserved = persona is not None and persona.extraversion <= 2 and persona.openness <= 2
+    brief = (0 < words < BRIEF_WORDS) or reserved
+    return ("brief" if brief else "detailed"), ("direct" if direct else "gentle")
+
+
+def kept_now(shadow: Shadow | None) -> bool:
+    return shadow is not None and any(c.status == "kept" and c.turn == shadow.turn for c in shadow.commitments)
 
 
 def board_of(ctx: FunctionContext) -> Board:
@@ -292,6 +320,7 @@ def board_of(ctx: FunctionContext) -> Board:
         shadow=parsed(Shadow, ctx.inputs.get("shadow")),
         persona=parsed(Persona, ctx.inputs.get("persona")),
         plasticity=parsed(Plasticity, ctx.inputs.get("plasticity")),
+        message=ctx.message,
     )
 
 

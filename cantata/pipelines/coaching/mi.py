@@ -112,6 +112,11 @@ def _swap(clause: str) -> str:
     return " ".join(out)
 
 
+_NOUN_START = re.compile(
+    r"^(?:the|a|an|your|his|her|their|it|it's|this|that|there|these|those|everything|nothing|work|life|you)\b", re.I
+)
+
+
 def double_sided_reflection(message: str) -> str | None:
     """'You want to X, and you end up Y instead.' from 'I keep saying I'll X but end up Y'; English only."""
     text = " ".join(message.replace("\u2019", "'").split())
@@ -122,6 +127,8 @@ def double_sided_reflection(message: str) -> str | None:
         # Take the clauses from the original text, to keep the person's own spelling.
         want = _swap(text[match.start("want") : match.end("want")])
         actual = _swap(text[match.start("actual") : match.end("actual")])
+        if _NOUN_START.match(actual):  # "but the cigarette after dinner is hard": no "you" to add
+            return f"You want to {want}, and {actual}."
         ending = "" if re.search(r"\binstead\b", actual.lower()) else " instead"
         return f"You want to {want}, and you {actual}{ending}."
     return None

@@ -204,7 +204,9 @@ class Guard(Compact):
     )
 
 
-Source = Literal["generated", "template", "safety_template"]
+# generated: the model's draft as is; composed: built from this turn's blackboard
+# (compose.py), with the model's words where they passed; template: a fixed sentence.
+Source = Literal["generated", "composed", "template", "safety_template"]
 
 
 # -- coach (early reply) ----------------------------------------------------------------------
@@ -470,6 +472,11 @@ class Plan(Compact):
     follow_through_pct: int | None = Field(None, ge=0, le=100)
     injection: bool = False
     missing: list[str] = Field(default_factory=list)
+    # What a composed merged reply is built from (compose.py), and the voice it speaks in.
+    pattern: Pattern | None = None
+    kept_commitment: bool = Field(False, description="Shadow records a commitment kept this turn.")
+    length: Literal["brief", "detailed"] = Field("detailed", description="Persona's and plasticity's read.")
+    directness: Literal["direct", "gentle"] = Field("gentle", description="Persona's and plasticity's read.")
 
 
 class Resolution(Compact):

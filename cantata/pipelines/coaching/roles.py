@@ -6,7 +6,7 @@ invent a turn, or get advice past the coach when the guard has flagged the messa
 
 - coach: `coach_shortcut` answers with a template, without generating, when the guard has
   flagged the message; `coach_check` keeps a generated reply only if it passes the rules,
-  else uses a reflection built from the message. It does not regenerate: the early reply
+  else composes one from the message (compose.py). It does not regenerate: the early reply
   is about speed, and a second generation would double its latency.
 - shadow: `shadow_check` keeps evidence that cites a turn that exists, goals and
   commitments grounded in the messages, merges commitments with earlier turns and counts
@@ -17,13 +17,15 @@ invent a turn, or get advice past the coach when the guard has flagged the messa
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from cantata import CheckContext, FunctionContext
+from cantata.pipelines.coaching.compose import Turn, early_reply
 from cantata.pipelines.coaching.guard import assess, detect_locale, screen
-from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic, reflective_reply
+from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic
 from cantata.pipelines.coaching.models import (
     TRAITS,
     Coach,
@@ -122,27 +124,40 @@ def early_reply_problems(reply: str, guard: Guard, message: str) -> list[str]:
     advice = advice_problem(reply, "ask_permission")
     if advice:
         problems.append(advice)
+    if speaks_as_the_person(reply):
+        problems.append("the question speaks as the person ('my', 'I'), not to them")
     return problems
 
 
-def compose_coach(guard: Guard, draft: Coach | None, message: str) -> Coach:
+_FIRST_PERSON_QUESTION = re.compile(r"\b(?:my|mine|myself|mon|ma|mes)\b[^.!?]*\?")
+
+
+def speaks_as_the_person(reply: str) -> bool:
+    """A question about "my" things ("What is the best way to manage my health?"): a
+    small model taking the person's side of the conversation."""
+    return bool(_FIRST_PERSON_QUESTION.search(normalize(reply)))
+
+
+def compose_coach(guard: Guard, draft: Coach | None, message: str, *, turn: int = 1) -> Coach:
     """The early reply: a template when flagged, the draft if it passes the rules, else a
-    reflection built from the message."""
+    reply composed from the message (compose.py): its words said back, an open question."""
     flagged = flagged_reply(guard)
     if flagged is not None:
         return flagged  # the shortcut normally answered before any generation
     rejected = ["no valid draft"] if draft is None else early_reply_problems(draft.reply, guard, message)
     if draft is not None and not rejected:
         return Coach(reply=draft.reply, source="generated", tier=guard.tier)
-    text = reflective_reply(message, guard.locale)
+    here = Turn(message=message, locale=guard.locale, turn=turn, session=guard.session)
+    text = early_reply(here)
     if early_reply_problems(text, guard, message):
-        text = reflective_reply("", guard.locale)  # the person's own words tripped a rule: say it generally
-    return Coach(reply=text, source="template", tier=guard.tier, rejected=rejected)
+        # The person's own words tripped a rule (a blocked action said back): say it generally.
+        text = early_reply(Turn(message="", locale=guard.locale, turn=turn, session=guard.session))
+    return Coach(reply=text, source="composed", tier=guard.tier, rejected=rejected)
 
 
 def coach_check(ctx: CheckContext) -> Coach:
     """`check` of the coach."""
-    return compose_coach(guard_of(ctx), parsed(Coach, ctx.output), ctx.message)
+    return compose_coach(guard_of(ctx), parsed(Coach, ctx.output), ctx.message, turn=ctx.turn)
 
 
 # -- shadow -----------------------------------------------------------------------------------
@@ -225,6 +240,19 @@ def shadow_check(ctx: CheckContext) -> Shadow:
 # -- persona ----------------------------------------------------------------------------------
 
 PERSONA_MEMORY_WEIGHT = 0.7  # one turn of text says little: the earlier profile weighs more
+
+
+PERSONA_EVERY = 3  # turns of a session between two estimates
+
+
+def persona_shortcut(ctx: FunctionContext) -> Persona | None:
+    """`shortcut` of persona: the profile estimated earlier in this session, as is, until
+    PERSONA_EVERY turns have passed. Traits move slowly and one more turn of text says
+    little (the check weighs it 0.3), while the call costs seconds of every turn."""
+    previous = parsed(Persona, ctx.memory.get("persona"))
+    if previous is None or previous.session != ctx.session or ctx.turn - previous.turn >= PERSONA_EVERY:
+        return None
+    return previous
 
 
 def persona_check(ctx: CheckContext) -> Persona:

@@ -1,12 +1,14 @@
-"""The merged reply's rule check: reject, regenerate once, then the safe template.
+"""The merged reply's rule check: for a flagged message reject, regenerate once, then the
+safe template; otherwise, a reply composed from the blackboard (compose.py) at once.
 
 `synth` is a model agent; `synth_check` is its `check`. It checks the validated reply
 against this turn's policy: no blocked action, the crisis resource at tier high or
 above, the person's language, the advice mode the plan allows, on topic, not a copy of
 the early reply, and only blackboard entries that exist in `used`. A failing reply is
-rejected (`Rejected`): the runtime has the model write it once more with the reason.
-If that one fails too, or does not even validate, the safe template is delivered
-instead. The correction a conflict requires is added in code, so it cannot be left out.
+rejected: at a flagged tier (`Rejected`) the runtime has the model write it once more
+with the reason, and if that one fails too, or does not even validate, the safe template
+is delivered instead. Below, the reply is composed from the plan, keeping a sentence of
+the draft that passes on its own; why the draft was rejected is kept in `rejected`. The correction a conflict requires is added in code, so it cannot be left out.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from cantata import CheckContext, FunctionContext, Rejected
+from cantata.pipelines.coaching.compose import Turn, Voice, merged_reply
 from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import (
     AdviceMode,
@@ -25,8 +28,9 @@ from cantata.pipelines.coaching.mi import (
     followup_reply,
     on_topic,
 )
+from cantata.pipelines.coaching.miti import is_reflection, sentences
 from cantata.pipelines.coaching.models import Coach, Entry, Guard, Resolution, Source, Stability, Synth
-from cantata.pipelines.coaching.roles import compose_stability, parsed
+from cantata.pipelines.coaching.roles import compose_stability, parsed, speaks_as_the_person
 from cantata.pipelines.coaching.safety import (
     BlockedAction,
     Locale,
@@ -65,6 +69,15 @@ class Policy:
     advice_mode: AdviceMode = "ask_permission"
     mi_process: MiProcess | None = None
     stated_goal: str | None = None
+    pattern: str | None = None
+    stage: str | None = None
+    kept_commitment: bool = False
+    voice: Voice = Voice()
+
+    @property
+    def flagged(self) -> bool:
+        """A flagged message gets the safe templates, never a composed reply."""
+        return at_least_high(self.tier) or (self.tier == "low" and self.category is not None)
 
 
 def policy_from_inputs(inputs: Mapping[str, Any], *, message: str = "", session: str = "", turn: int = 0) -> Policy:
@@ -77,12 +90,19 @@ def policy_from_inputs(inputs: Mapping[str, Any], *, message: str = "", session:
     mi_process: MiProcess | None = None
     stated_goal: str | None = None
     required: list[RequiredAction]
+    extra: dict[str, Any] = {}
     if resolution is not None:
         plan = resolution.plan
         tier, blocked, resource, correction = plan.tier, plan.must_avoid, plan.crisis_resource, plan.correction
         required = plan.required
         advice_mode, mi_process, stated_goal = plan.advice_mode, plan.mi_process, plan.stated_goal
         sources = ("guard", "conflicts")
+        extra = {
+            "pattern": plan.pattern,
+            "stage": plan.stage,
+            "kept_commitment": plan.kept_commitment,
+            "voice": Voice(length=plan.length, directness=plan.directness),
+        }
     else:
         stability = parsed(Stability, inputs.get("stability"))
         if stability is None or stability.tier is None:
@@ -117,6 +137,7 @@ def policy_from_inputs(inputs: Mapping[str, Any], *, message: str = "", session:
         advice_mode=advice_mode,
         mi_process=mi_process,
         stated_goal=stated_goal,
+        **extra,
     )
 
 
@@ -192,6 +213,14 @@ def with_correction(reply: str, policy: Policy) -> str:
 
 def check_draft(draft: Synth, policy: Policy, *, available: list[str], message: str = "", early: str = "") -> list[str]:
     problems = check_reply(with_correction(draft.reply, policy), policy, message=message, early=early)
+    if not policy.flagged and not any(is_reflection(s) for s in sentences(draft.reply)):
+        # Motivational interviewing reflects before it asks: a reply of questions alone, or
+        # of cheer ("Great job!"), says nothing back of what the person said.
+        problems.append("reflects nothing the person said (no reflection)")
+    if not policy.flagged and speaks_as_the_person(draft.reply):
+        problems.append("the question speaks as the person ('my'), not to them")
+    if draft.reply.count("«") != draft.reply.count("»") or draft.reply.count("“") != draft.reply.count("”"):
+        problems.append("an unclosed quotation: a copy cut off")
     unknown = [e for e in draft.used if e not in available]
     if unknown:
         problems.append(f"'used' names entries that do not exist on this turn's blackboard: {', '.join(unknown)}")
@@ -216,6 +245,55 @@ def template_reply(policy: Policy) -> tuple[str, Source]:
     return with_correction(followup_reply(policy.locale, policy.mi_process), policy), "template"
 
 
+def in_voice(reply: str, policy: Policy) -> str:
+    """A draft in the plan's voice: for a person who wants it brief, its first reflection
+    and its last question only (a small model pads)."""
+    parts = sentences(reply)
+    if policy.flagged or policy.voice.length != "brief" or len(parts) <= 2:
+        return reply
+    reflection = next((s for s in parts if is_reflection(s)), parts[0])
+    question = next((s for s in reversed(parts) if s.endswith("?")), None)
+    return " ".join([reflection, question] if question and question != reflection else [reflection])
+
+
+def salvage(draft: Synth | None, policy: Policy, *, message: str, early: str) -> str | None:
+    """The first sentence of a rejected draft that is a reflection and passes every rule
+    on its own: the model's words, kept inside a composed reply."""
+    if draft is None:
+        return None
+    for sentence in sentences(draft.reply):
+        if is_reflection(sentence) and not check_reply(sentence, policy, message=message, early=early):
+            return sentence
+    return None
+
+
+def composed_reply(
+    draft: Synth | None, policy: Policy, *, message: str, early: str, turn: int, session: str
+) -> str | None:
+    """A merged reply composed from the plan (compose.py) that passes the check, or None."""
+    here = Turn(
+        message=message,
+        locale=policy.locale,
+        turn=turn,
+        session=session,
+        mi_process=policy.mi_process or "evoking",
+        pattern=policy.pattern,
+        stage=policy.stage,
+        kept_commitment=policy.kept_commitment,
+        voice=policy.voice,
+    )
+    model_sentence = salvage(draft, policy, message=message, early=early)
+    for attempt in (
+        merged_reply(here, early=early, model_sentence=model_sentence),
+        merged_reply(here, early=early),
+        merged_reply(Turn(**{**vars(here), "message": ""}), early=early),
+    ):
+        text = with_correction(attempt, policy)
+        if not check_reply(text, policy, message=message, early=early):
+            return text
+    return None
+
+
 def compose_synth(
     draft: Synth | None,
     policy: Policy,
@@ -224,22 +302,36 @@ def compose_synth(
     last_chance: bool,
     message: str = "",
     early: str = "",
+    turn: int = 1,
+    session: str = "",
 ) -> Synth:
-    """The checked reply; raises Rejected (once) for a regeneration, then the template."""
+    """The checked reply. A flagged message: raises Rejected (once) for a regeneration,
+    then the safe template. Otherwise no regeneration (a small model's second draft fails
+    as its first did, and costs a generation): a reply composed from the plan."""
+    if draft is not None:
+        # Naming an entry that does not exist is a bookkeeping slip, not a bad reply: drop it.
+        draft = draft.model_copy(update={"used": [e for e in draft.used if e in available]})
     problems = (
-        ["the regenerated reply was not valid"]
+        ["no valid draft" if not last_chance else "the regenerated reply was not valid"]
         if draft is None
         else check_draft(draft, policy, available=available, message=message, early=early)
     )
     if draft is not None and not problems:
         return Synth(
-            reply=with_correction(draft.reply, policy),
+            reply=with_correction(in_voice(draft.reply, policy), policy),
             used=list(dict.fromkeys([*draft.used, *policy.sources])),
             source="generated",
             available=available,
             tier=policy.tier,
         )
-    if not last_chance:
+    used = [s for s in policy.sources if s in available]
+    if not policy.flagged:
+        text = composed_reply(draft, policy, message=message, early=early, turn=turn, session=session)
+        if text is not None:
+            return Synth(
+                reply=text, used=used, source="composed", available=available, tier=policy.tier, rejected=problems
+            )
+    if not last_chance and policy.flagged:
         raise Rejected("; ".join(problems))
     reply, source = template_reply(policy)
     # The templates pass the check by construction (tests hold them to it); if an edited
@@ -248,7 +340,7 @@ def compose_synth(
     problems.extend(f"template: {p}" for p in check_reply(reply, policy))
     return Synth(
         reply=reply,
-        used=[s for s in policy.sources if s in available],
+        used=used,
         source=source,
         available=available,
         tier=policy.tier,
@@ -257,18 +349,27 @@ def compose_synth(
 
 
 def synth_shortcut(ctx: FunctionContext) -> Synth | None:
-    """`shortcut` of synth: the safe template without generating at tier high or above, when
-    resources.yaml says `synth_at_high_tier: template` (for models too small to carry a
-    crisis resource word for word, which then spend two generations before the template)."""
-    if load_safety().synth_at_high_tier != "template":
-        return None
+    """`shortcut` of synth, without generating: at tier high or above the safe template
+    when resources.yaml says `synth_at_high_tier: template`; below it, a reply composed from
+    the blackboard when `synth_below_high_tier` says the model serving synth is too small
+    to write one that passes (it would spend a generation to reach the same reply)."""
+    settings = load_safety()
     policy = policy_from_inputs(ctx.inputs, message=ctx.message, session=ctx.session, turn=ctx.turn)
-    if not at_least_high(policy.tier):
-        return None
-    reply, source = template_reply(policy)
     available = available_entries(ctx.inputs)
     used = [s for s in policy.sources if s in available]
-    return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
+    if at_least_high(policy.tier):
+        if settings.synth_at_high_tier != "template":
+            return None
+        reply, source = template_reply(policy)
+        return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
+    if policy.flagged or settings.synth_generates(getattr(ctx, "model", None)):
+        return None
+    coach = parsed(Coach, ctx.inputs.get("coach"))
+    early = coach.reply if coach else ""
+    text = composed_reply(None, policy, message=ctx.message, early=early, turn=ctx.turn, session=ctx.session)
+    if text is None:
+        return None  # nothing composed passes: let the model write, and the check decide
+    return Synth(reply=text, used=used, source="composed", available=available, tier=policy.tier)
 
 
 def synth_check(ctx: CheckContext) -> Synth:
@@ -282,4 +383,6 @@ def synth_check(ctx: CheckContext) -> Synth:
         last_chance=ctx.last_chance,
         message=ctx.message,
         early=coach.reply if coach else "",
+        turn=ctx.turn,
+        session=ctx.session,
     )
