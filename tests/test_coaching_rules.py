@@ -32,6 +32,7 @@ from cantata.pipelines.coaching.roles import (
     compose_coach,
     compose_shadow,
     compose_stability,
+    early_reply_problems,
     persona_shortcut,
     shadow_check,
     stability_check,
@@ -351,13 +352,16 @@ def test_resources_file_is_consistent(tmp_path: Path) -> None:
         read_safety(bad)
 
 
-def test_whether_synth_generates_below_high_tier_follows_the_models_size(tmp_path: Path) -> None:
+@pytest.mark.parametrize("role", ["coach", "synth"])
+def test_whether_a_model_writes_a_reply_below_high_tier_follows_its_size(tmp_path: Path, role: str) -> None:
     config = load_safety()
-    assert config.synth_generates("Qwen/Qwen3-30B-A3B") and config.synth_generates("llama-1B")
-    assert not config.synth_generates("SmolLM2-135M-Instruct.gguf") and not config.synth_generates(None)
+    assert config.generates(role, "Qwen/Qwen3-30B-A3B") and config.generates(role, "llama-1B")
+    assert not config.generates(role, "SmolLM2-135M-Instruct.gguf") and not config.generates(role, None)
     bad = tmp_path / "r.yaml"
-    bad.write_text(RESOURCES_FILE.read_text().replace("default: compose", "default: sometimes"))
-    with pytest.raises(ValueError, match="synth_below_high_tier"):
+    text = RESOURCES_FILE.read_text()
+    start = text.index(f"{role}_below_high_tier:")
+    bad.write_text(text[:start] + text[start:].replace("default: compose", "default: sometimes", 1))
+    with pytest.raises(ValueError, match=f"{role}_below_high_tier"):
         read_safety(bad)
 
 
@@ -371,7 +375,13 @@ def test_coach_shortcut_answers_flagged_messages_with_a_template() -> None:
         assert "?" in reply.reply  # asks about safety
     low = coach_shortcut(ctx("I'm not suicidal", inputs={"guard": flagged("I'm not suicidal").model_dump()}))
     assert low is not None and low.tier == "low" and "988" not in low.reply
-    assert coach_shortcut(ctx(GYM, inputs={"guard": flagged(GYM).model_dump()})) is None
+    # Below high tier, a model big enough to write a passing reply writes it...
+    guard = {"guard": flagged(GYM).model_dump()}
+    assert coach_shortcut(check_ctx(None, inputs=guard, model="Qwen/Qwen3-30B-A3B")) is None
+    # ...and for the embedded one (no size in its name) the reply is composed at once.
+    composed = coach_shortcut(check_ctx(None, inputs=guard, model="SmolLM2-135M-Instruct-Q4_1.gguf"))
+    assert composed is not None and composed.source == "composed" and "?" in composed.reply
+    assert early_reply_problems(composed.reply, flagged(GYM), GYM) == []
 
 
 def test_coach_check_keeps_a_good_draft() -> None:

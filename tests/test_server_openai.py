@@ -15,7 +15,9 @@ from tests.sse import parse
 
 @pytest.fixture
 def config(write: WriteFile) -> Path:
-    return scripted_config(write, fast={"latency_s": 0.02, "tokens_per_s": 400})
+    # A model's size in its name: coaching's coach then writes its early reply (a model
+    # too small to write one that passes, like the embedded one, has it composed at once).
+    return scripted_config(write, fast={"latency_s": 0.02, "tokens_per_s": 400, "model": "scripted-8B"})
 
 
 async def test_models_are_the_pipelines(config: Path, home: Path) -> None:

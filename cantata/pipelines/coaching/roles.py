@@ -105,8 +105,14 @@ def latest_sign(guard: Guard) -> str | None:
 
 
 def coach_shortcut(ctx: FunctionContext) -> Coach | None:
-    """`shortcut` of the coach: a template without generating when the guard flagged the message."""
-    return flagged_reply(guard_of(ctx))
+    """`shortcut` of the coach, without generating: a template when the guard flagged the
+    message; below that, the reply composed from the message when `coach_below_high_tier`
+    says the model serving the coach is too small to write one that passes."""
+    guard = guard_of(ctx)
+    flagged = flagged_reply(guard)
+    if flagged is not None or load_safety().generates("coach", getattr(ctx, "model", None)):
+        return flagged
+    return compose_coach(guard, None, ctx.message, turn=ctx.turn, rejected=[])
 
 
 def early_reply_problems(reply: str, guard: Guard, message: str) -> list[str]:
@@ -138,13 +144,17 @@ def speaks_as_the_person(reply: str) -> bool:
     return bool(_FIRST_PERSON_QUESTION.search(normalize(reply)))
 
 
-def compose_coach(guard: Guard, draft: Coach | None, message: str, *, turn: int = 1) -> Coach:
+def compose_coach(
+    guard: Guard, draft: Coach | None, message: str, *, turn: int = 1, rejected: list[str] | None = None
+) -> Coach:
     """The early reply: a template when flagged, the draft if it passes the rules, else a
-    reply composed from the message (compose.py): its words said back, an open question."""
+    reply composed from the message (compose.py): its words said back, an open question.
+    `rejected`, when given, is why there is no draft (none: none was asked for)."""
     flagged = flagged_reply(guard)
     if flagged is not None:
         return flagged  # the shortcut normally answered before any generation
-    rejected = ["no valid draft"] if draft is None else early_reply_problems(draft.reply, guard, message)
+    if rejected is None:
+        rejected = ["no valid draft"] if draft is None else early_reply_problems(draft.reply, guard, message)
     if draft is not None and not rejected:
         return Coach(reply=draft.reply, source="generated", tier=guard.tier)
     here = Turn(message=message, locale=guard.locale, turn=turn, session=guard.session)

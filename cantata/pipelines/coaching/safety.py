@@ -271,9 +271,9 @@ class SafetyConfig:
     model_tier_cap: Tier  # when neither the instance nor the model's size says otherwise
     resources: dict[str, dict[str, ResourceEntry]]  # locale -> key -> entry
     synth_at_high_tier: Literal["generate", "template"] = "generate"
-    # Below high tier: does the model write the merged reply, or is it composed at once?
-    synth_below_high_tier: Literal["generate", "compose"] = "generate"  # for a model of unknown size
-    synth_generate_from_b: float | None = None  # a model of at least this size writes it
+    # Below high tier, per role (coach, synth): does the model write the reply, or is it
+    # composed at once? (mode for a model of unknown size, the size from which it writes)
+    below_high_tier: dict[str, tuple[Literal["generate", "compose"], float | None]] = field(default_factory=dict)
     # (at least this many billion parameters, cap), largest first; and caps per instance name.
     caps_by_size: tuple[tuple[float, Tier], ...] = ()
     caps_by_instance: dict[str, Tier] = field(default_factory=dict)
@@ -290,12 +290,13 @@ class SafetyConfig:
                     return cap
         return self.model_tier_cap
 
-    def synth_generates(self, model: str | None) -> bool:
-        """Below high tier, whether this model writes the merged reply (else it is composed)."""
+    def generates(self, role: str, model: str | None) -> bool:
+        """Below high tier, whether this model writes the role's reply (else it is composed)."""
+        mode, from_b = self.below_high_tier.get(role, ("generate", None))
         size = model_size_b(model)
-        if size is None or self.synth_generate_from_b is None:
-            return self.synth_below_high_tier == "generate"
-        return size >= self.synth_generate_from_b
+        if size is None or from_b is None:
+            return mode == "generate"
+        return size >= from_b
 
     def resource(self, locale: Locale, category: str | None, tier: Tier) -> ResourceEntry:
         """The resource for a locale and category; at imminent, with the emergency line too."""
@@ -324,15 +325,19 @@ def read_safety(path: Path) -> SafetyConfig:
             f"{path}: default_locale must be one of {LOCALES}, model_tier_cap one of {TIERS}, "
             "synth_at_high_tier generate or template"
         )
-    below = raw.get("synth_below_high_tier") or {}
-    if (
-        not isinstance(below, dict)
-        or below.get("default", "generate") not in ("generate", "compose")
-        or not isinstance(below.get("generate_from_b", 0), (int, float))
-    ):
-        raise ValueError(
-            f"{path}: synth_below_high_tier needs default (generate or compose) and generate_from_b (a number)"
-        )
+    below_high_tier: dict[str, tuple[Literal["generate", "compose"], float | None]] = {}
+    for role in ("coach", "synth"):
+        below = raw.get(f"{role}_below_high_tier") or {}
+        if (
+            not isinstance(below, dict)
+            or below.get("default", "generate") not in ("generate", "compose")
+            or not isinstance(below.get("generate_from_b", 0), (int, float))
+        ):
+            raise ValueError(
+                f"{path}: {role}_below_high_tier needs default (generate or compose) and generate_from_b (a number)"
+            )
+        from_b = below.get("generate_from_b")
+        below_high_tier[role] = (below.get("default", "generate"), None if from_b is None else float(from_b))
     caps = raw.get("model_tier_caps") or {}
     by_size: list[tuple[float, Tier]] = []
     for item in caps.get("by_size") or []:
@@ -370,8 +375,7 @@ def read_safety(path: Path) -> SafetyConfig:
         model_tier_cap=cap,
         resources=resources,
         synth_at_high_tier=synth_mode,
-        synth_below_high_tier=below.get("default", "generate"),
-        synth_generate_from_b=below.get("generate_from_b"),
+        below_high_tier=below_high_tier,
         caps_by_size=tuple(sorted(by_size, reverse=True)),
         caps_by_instance=by_instance,
     )

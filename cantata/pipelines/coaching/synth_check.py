@@ -362,7 +362,7 @@ def synth_shortcut(ctx: FunctionContext) -> Synth | None:
             return None
         reply, source = template_reply(policy)
         return Synth(reply=reply, used=used, source=source, available=available, tier=policy.tier)
-    if policy.flagged or settings.synth_generates(getattr(ctx, "model", None)):
+    if policy.flagged or settings.generates("synth", getattr(ctx, "model", None)):
         return None
     coach = parsed(Coach, ctx.inputs.get("coach"))
     early = coach.reply if coach else ""
