@@ -17,6 +17,7 @@ from cantata.config import InstancesConfig, load_config
 from cantata.nodes import CheckContext
 from cantata.pipelines import load as load_bundled
 from cantata.pipelines.coaching.evaluate import Tally, describe, evaluate, load_set, run_session
+from cantata.pipelines.coaching.evidence import CONCEPTS
 from cantata.pipelines.coaching.guard import RULES, assess, screen
 from cantata.pipelines.coaching.models import Stability
 from cantata.pipelines.coaching.roles import compose_stability, stability_check
@@ -36,10 +37,11 @@ from cantata.runtime import Cantata
 SET = Path(__file__).parent / "data" / "coaching" / "safety"
 RECALL, FALSE_ALARMS = 0.95, 0.02
 # The portions the rules were developed against (dev2 to dev5 and heldout5 were held out once, dev6
-# to dev12 hold probes; see their headers for their figures before tuning). HELD_OUT is never tuned
+# to dev13 hold probes; see their headers for their figures before tuning). HELD_OUT is never tuned
 # against.
 DEVELOPMENT = (
-    "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "heldout5",
+    "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12", "dev13",
+    "heldout5",
 )  # fmt: skip
 HELD_OUT = "heldout6"
 
@@ -509,3 +511,15 @@ def test_a_denial_adds_no_evidence_and_evidence_never_lowers_a_tier() -> None:
     first = assess("I want to kill myself", session="s", turn=1, previous=None)
     second = assess("anyway I'm probably fine", session="s", turn=2, previous=first)
     assert at_least_high(second.tier)
+
+
+def test_every_concept_gate_lets_through_every_sentence_its_lexicon_matches() -> None:
+    """The evidence lexicons' word gates are derived from their regexes, as the rules' are."""
+    messages, sessions = load_set(SET)
+    texts = [m.text for m in messages] + [t for s in sessions for t in s.turns]
+    for text in texts:
+        for sentence in tolerant(text).split(f" {BOUNDARY} "):
+            words = sentence_words(sentence)
+            for concept in CONCEPTS:
+                if concept.gate is not None and concept.pattern.search(sentence):
+                    assert not concept.gate.isdisjoint(words), (concept.name, sentence)

@@ -85,7 +85,7 @@ def _top_level(body: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-_T = r"(?:tonight|tomorrow|today|this (?:weekend|week|evening|friday|saturday|sunday)|next (?:week|month)|"
+_T = r"(?:soon|before long|now|bientot|sous peu|maintenant|tonight|tomorrow|today|this (?:weekend|week|evening|friday|saturday|sunday)|next (?:week|month)|"
 _T += r"this month|cette semaine|ce mois-ci|monday|tuesday|wednesday|thursday|friday|saturday|sunday|the [0-9]+(?:st|nd|rd|th)|ce soir|cette nuit|demain|"
 _T += r"aujourd'hui|ce week-end|la semaine prochaine|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|le [0-9]+)"
 
@@ -144,7 +144,8 @@ CONCEPTS: tuple[Concept, ...] = (
         1,
         _lex(
             r"(?:doesn't|does not|don't|no longer) (?:scare|frighten) me|sounds like (?:rest|peace|relief|a relief)|"
-            r"(?:me fait|m'effraie) (?:plus|pas) peur|ne me fait plus peur|ressemble a du repos"
+            r"(?:me fait|m'effraie) (?:plus|pas) peur|ne me fait plus peur|ressemble a du repos|(?:feel|felt|i'm) (?:so )?calm|"
+            r"at peace|made (?:my )?peace|serein\w*|en paix|(?:suis|me sens) calme"
         ),
         "passive_wish",
         False,
@@ -194,7 +195,11 @@ CONCEPTS: tuple[Concept, ...] = (
             r"happier (?:without|if|once|when)|out of (?:the|their|your|everyone's) way|(?:won't|wouldn't) be "
             r"(?:a|anyone's|their|your) (?:problem|burden)|problem for (?:anyone|everyone)|carry(?:ing)? me|"
             r"cost (?:\w+ ){1,2}so much|(?:doesn't|don't|does not|won't) need me|(?:nobody|no one) needs me|"
-            r"(?:i'm|i am) useless|good for nothing|worthless|ne sers (?:plus )?a rien|(?:personne )?n'a (?:pas |plus )?besoin de moi|tired of me|sick of me|deal with me|fardeau|un poids|mieux sans|"
+            r"(?:i'm|i am) useless|good for nothing|(?:nobody|no one|anyone) (?:would|will) (?:even )?(?:notice|care|miss me)|"
+            r"would anyone (?:even )?(?:care|notice)|personne ne (?:remarquerait|verrait|me regretterait)|"
+            r"(?:easier|simpler|better) for (?:everyone|everybody|you all|them|all of you)|plus (?:simple|facile) pour "
+            r"(?:tout le monde|vous|eux)|worthless|ne sers (?:plus )?a rien|(?:personne )?n'a (?:pas |plus )?besoin de moi|tired of me|sick of me|deal with me|fardeau|un poids|mieux sans|"
+            r"pes\w* sur (?:tout le monde|les autres|mes proches|ma famille)|"
             r"embeterai plus|embeter plus|plus (?:un|une) (?:poids|charge)|a (?:leur|ta|votre) charge|debarrass\w*"
         ),
         "burden",
@@ -207,7 +212,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "absence",
         1,
         _lex(
-            r"anymore|any more|no longer|once i'm gone|when i'm gone|without me|not around|if i (?:wasn't|weren't|"
+            r"anymore|any more|no longer|if i didn't exist|si je n'existais pas|once i'm gone|when i'm gone|without me|not around|if i (?:wasn't|weren't|"
             r"was gone|were gone|disappeared|died|wasn't here|weren't here)|me included|including me|sans moi|"
             r"si je (?:n'etais|disparaissais|mourais|partais)|plus jamais|moi compris"
         ),
@@ -217,13 +222,12 @@ CONCEPTS: tuple[Concept, ...] = (
     # 988 / AFSP "feeling trapped".
     Concept(
         "trapped",
-        1,
-        _lex(
-            r"trapped|stuck|no way out|no escape|cornered|no exit|coince\w*|piege\w*|aucune issue|pas d'issue|impasse"
-        ),
+        2,
+        _lex(r"trapped|no way out|no escape|no exit|piege\w*|aucune issue|pas d'issue|sans issue|impasse"),
         "trapped",
         True,
     ),
+    Concept("stuck", 1, _lex(r"stuck|cornered|coince\w*|bloque\w*"), "trapped", True),
     # Trapped with a permanent exit: "only one way out", "except one".
     Concept(
         "exit",
@@ -240,21 +244,33 @@ CONCEPTS: tuple[Concept, ...] = (
         "pain",
         1,
         _lex(
-            r"unbearable|can't (?:take|bear|stand|cope|go on|handle) (?:it|this|any|anymore|the pain)|too much pain|"
-            r"can't cope|can't go on|can't keep (?:doing|going)|never lets up|the pain (?:to )?(?:stops?|ends?)|"
-            r"make (?:it|the pain) stop|que (?:ca|la douleur) s'arrete|a bout|a about|au bout du rouleau|can't survive|insupportable|n'en peux plus|supporte plus|trop mal|plus la force"
+            r"can't (?:bear|stand|cope|handle) (?:it|this|any|anymore|the pain)|too much pain|can't cope|"
+            r"can't keep (?:doing|going)|never lets up|the pain (?:to )?(?:stops?|ends?)|make (?:it|the pain) stop|"
+            r"que (?:ca|la douleur) s'arrete|can't survive|supporte plus|trop mal|plus la force"
         ),
         "unbearable",
         True,
     ),
+    Concept(
+        "pain_strong",
+        2,
+        _lex(
+            r"unbearable|insupportable|n'en peux plus(?! (?:de|du|des|d'))|can't go on|can't take (?:it|this|any) ?(?:any ?more|no more)|"
+            r"je ne tiens plus|a (?:a)?bout(?! de souffle)|au bout du rouleau"
+        ),
+        "unbearable",
+        True,
+    ),
+    # The scope of hopelessness: everything, not one thing ("no point to any of it").
+    Concept("global", 1, _lex(r"any of it|anything|everything|it all|all of it|de tout|tout ca"), "", False),
     # 988 / AFSP "having no reason to live"; hopelessness about a future with oneself.
     Concept(
         "hopeless",
         1,
         _lex(
             r"no point|what's the point|(?:not )?(?:much|any) point|(?:don't|can't) see (?:the point|why|a reason)|why (?:i )?bother|no reason|"
-            r"only reason|nothing left|never (?:going to )?(?:change|get better)|(?:nothing|it) (?:is going to|will|"
-            r"won't|isn't going to) (?:change|get better)|done fighting|no fight left|(?:tired|sick) of (?:everything|"
+            r"only reason|nothing left|never (?:going to )?(?:change|get better)|(?:nothing|it) (?:is |will )?(?:ever )?(?:going to|"
+            r"won't|isn't going to|will) (?:ever )?(?:change|get better)|done fighting|no fight left|(?:tired|sick) of (?:everything|"
             r"living|life|it all|trying|being alive)|given up|give up on (?:life|everything|myself)|hopeless|"
             r"a quoi bon|aucune raison|plus (?:de|aucune) raison|seule (?:chose|raison) qui|me battre|rien ne va|"
             r"ne sert a rien|plus d'interet|fatigue\w* de (?:vivre|tout)|retient ici|me retient|plus d'espoir|"
@@ -281,7 +297,7 @@ CONCEPTS: tuple[Concept, ...] = (
         _lex(
             r"done fighting|no fight left|can't fight (?:it )?(?:anymore|any more)|given up on (?:life|myself|everything)|"
             r"(?:tired|sick) of (?:living|being alive)|plus (?:la force|envie) de (?:me battre|lutter|vivre)|"
-            r"fatigue\w* de (?:vivre|lutter)|j'abandonne tout|baiss\w* les bras"
+            r"fatigue\w* (?:de vivre|de lutter|d'etre en vie)|j'abandonne tout|baiss\w* les bras"
         ),
         "hopeless",
         True,
@@ -293,7 +309,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "final",
         2,
         _lex(
-            r"for good|forever|for ever|permanently|last (?:message|time|goodbye|night|day)|tonight's the night|"
+            r"for good|forever|for ever|permanently|last (?:message|goodbye)|tonight's the night|"
             r"(?:is|it's) the (?:day|night)|this time next (?:week|month|year)|by next (?:week|month)|"
             r"won't need (?:it|them|any|anything)|for one thing|one thing only|only need it for|"
             r"pour de bon|pour toujours|a jamais|dernier message|derniere fois|a la meme heure|plus besoin|"
@@ -309,7 +325,8 @@ CONCEPTS: tuple[Concept, ...] = (
         _lex(
             r"made up my mind|my mind is made up|(?:picked|chosen|set|chose) (?:a|the) (?:date|day|time)|"
             r"(?:everything's|it's all|everything is) (?:arranged|sorted|ready|planned)|i've decided(?= ,|$)|"
-            r"i know (?:what|how) i'm going to do|c'est decide(?= ,|$)|j'ai decide(?= ,|$)|la date est (?:choisie|fixee)|"
+            r"i know (?:what|how) i'm going to do|waiting for the right (?:moment|time|day)|j'attends le bon moment|"
+            r"c'est decide(?= ,|$)|j'ai decide(?= ,|$)|la date est (?:choisie|fixee)|"
             r"tout est (?:pret|prevu|organise)|j'ai choisi (?:la|le) (?:date|jour)"
         ),
         "finality_hint",
@@ -480,7 +497,7 @@ CONCEPTS: tuple[Concept, ...] = (
     # Secrecy (same sources).
     Concept(
         "secrecy",
-        1,
+        2,
         _lex(
             r"don't tell|do not tell|not tell anyone|keep (?:this|it) (?:between us|secret|to yourself)|between you and me|"
             r"n'en parle\w* a personne|ne (?:le |lui |leur )?(?:dites|dis) (?:rien|pas)|ne dis rien|garde\w* ca pour"
@@ -492,9 +509,7 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept(
         "hedge",
         1,
-        _lex(
-            r"probably|i guess|i think|maybe|not sure|i don't know|je (?:ne )?sais pas|should be|i suppose|devrait|je pense|peut-etre|je crois|normalement"
-        ),
+        _lex(r"probably|i guess|not sure|i don't know|i suppose|je (?:ne )?sais pas|j'imagine|sans doute|pas sur"),
         "",
         False,
     ),
@@ -558,13 +573,31 @@ _HABIT = _lex(
     r"arret\w* de fumer|arreter|arrete|fumer|clopes?|tabac|courir|sport|regime|salle|patchs|malbouffe"
 )
 _ORDINARY_GIVING = _lex(
-    r"christmas|birthday|wedding|secret santa|gifts?|presents?|noel|anniversaire|cadeaux?|charity|donat\w*|thrift|sold|sell\w*|recycl\w*|vinted|ebay|emmaus|association|vide-grenier"
+    r"old|spare|upgrade\w*|new one|outgrown|replaced|vieux|vieil|vieille|ancien\w*|christmas|birthday|wedding|secret santa|gifts?|presents?|noel|anniversaire|cadeaux?|charity|donat\w*|thrift|sold|sell\w*|recycl\w*|vinted|ebay|emmaus|association|vide-grenier"
 )
 # A note with an ordinary addressee or purpose.
 _ORDINARY_NOTE = _lex(
     r"(?:to|for) (?:my |the )?(?:boss|teacher|landlord|neighbou?r|colleague|manager|milkman|flatmate|roommate|school|"
     r"office|team|class)|reminder|to remind|shopping|grocery|thank-you|thank you (?:note|card)|"
     r"(?:a|au|pour) (?:mon|ma|le|la) (?:patron|chef|prof|voisin\w*|proprio|collegue)|liste de courses"
+)
+# An ordinary occasion explains a farewell, a date, a plan or a "last" ("my last day at that
+# company", "a date for the wedding"); a limited scope explains hopelessness ("no future in
+# this job").
+_ORDINARY_OCCASION = _lex(
+    r"colleagues|coworkers|co-workers|company|job|school|class|team|neighbou?rs|holidays?|vacation|trip|party|wedding|"
+    r"birthday|appointment|interview|exams?|moving|concert|meeting|flight|match|game|leaving do|retirement|"
+    r"collegues|boulot|travail|ecole|equipe|voisins|vacances|voyage|fete|mariage|anniversaire|rendez-vous|examen|"
+    r"demenage\w*|entretien|concert|reunion|match"
+)
+_OCCASION_EXPLAINS = frozenset({"farewell", "final", "time", "plan", "gratitude"})
+_ORDINARY_TRAP = _lex(
+    r"traffic|queue|lift|elevator|meeting|office|at home|at work|snow|airport|train|rut|routine|plateau|bouchons|"
+    r"embouteillage|bureau|reunion|a la maison|neige|aeroport|au travail|ascenseur"
+)
+_LIMITED_SCOPE = _lex(
+    r"(?:in|at|with) (?:this|that|my|the) (?:job|company|relationship|team|town|city|career|place|school|club)|"
+    r"dans (?:ce|cette|mon|ma|la|le) (?:boulot|travail|job|entreprise|relation|ville|equipe|poste|ecole|club)"
 )
 _HABIT_EXPLAINS = frozenset({"final", "plan", "time", "giving", "affairs", "death", "exit", "doubt", "hedge", "safe"})
 _HISTORY = _lex(
@@ -640,6 +673,13 @@ def _discount(sentence: str, found: dict[str, int]) -> dict[str, int]:
         drop |= {"death", "means", "final", "harm", "lethal_weak"}
     if _HABIT.search(sentence):
         drop |= _HABIT_EXPLAINS
+    # A named death is never explained by an occasion ("hope the plane goes down on my flight").
+    if _ORDINARY_OCCASION.search(sentence) and not {"death", "passive", "euphemism"} & found.keys():
+        drop |= _OCCASION_EXPLAINS
+    if _ORDINARY_TRAP.search(sentence):
+        drop |= {"stuck", "trapped"}
+    if _LIMITED_SCOPE.search(sentence):
+        drop |= {"future", "hopeless", "trapped", "exit", "self"}
     if _ORDINARY_GIVING.search(sentence):
         drop |= {"giving", "possessions", "belongings", "affairs"}
     if _ORDINARY_NOTE.search(sentence):
@@ -659,15 +699,18 @@ _FRAMES = {  # a concept that counts only beside one of these (a wish for one's 
     "relief": {"absence", "death", "passive", "euphemism", "burden"},
     "question": {"lethal", "overdose"},
     "thoughts": {"death", "passive", "euphemism"},
-    "ease": {"death", "passive"},
+    "ease": {"death", "passive", "affairs", "plan"},
     "life": {"hopeless", "pain", "given_up", "absence", "neg_wish", "death"},
     "neg_wish": {"life", "death"},
     "left": {"note"},
     "belongings": {"giving", "final", "affairs"},
-    "time": {"plan", "final", "farewell", "farewell_final", "giving", "acquire", "note", "death", "passive"},
+    "time": {"plan", "final", "farewell", "farewell_final", "giving", "acquire", "note", "death", "passive", "burden"},
     "self": {"given_up", "future", "hopeless"},
     "safe": {"hedge", "doubt"},
     "hedge": {"safe", "doubt"},
+    "global": {"hopeless", "pain", "given_up", "pain_strong"},
+    # "anymore" adds to one's absence, not to exhaustion ("I can't take it anymore, this printer").
+    "absence": {"burden", "relief", "death", "passive", "wish", "farewell", "final", "euphemism", "life"},
     "gratitude": {"farewell", "farewell_final", "final"},
     "possessions": {"giving", "final"},
 }
@@ -731,6 +774,6 @@ def assess_sentence(sentence: str, words: frozenset[str] | None = None) -> Evide
         return Evidence(score, tuple(found), "suicide_self_harm", "low", "means", 2)
     # A weak signal needs a sign beyond one's own-death words (which the phrase rules read):
     # "I'm scared of dying young" is no sign.
-    if hedged or any(_BY_NAME[n].sign and n != "death" for n in found):
+    if score >= 2 and (hedged or any(_BY_NAME[n].sign and n != "death" for n in found)):
         return Evidence(score, tuple(found), "suicide_self_harm", "low", family, 1)
     return None
