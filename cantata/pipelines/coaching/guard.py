@@ -19,6 +19,11 @@ tier (none, low, high, imminent).
   next week, I'm on holiday", "better off without me as captain" (an ordinary reason or a
   limited scope), "I'm going to do it on Monday, I'm finally going to quit" (a habit goal
   names "it"); never when the match names death itself, nor when "for good" is said.
+- Beside the phrase rules, an evidence score (evidence.py) reads each sentence for the
+  concepts of the signs (broad EN+FR lexicons: burden, relief, entrapment, finality,
+  farewell, belongings, means and lethality, hedges, secrecy, command voices, a helper's
+  worry), with discounts for what explains them; a score of 3 is high, a weaker one a
+  weak signal that accumulates like a rule's. It only ever adds hits.
 - Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
   its distinct signs per category, and 3 or more is high, as a clinician would hear a
   passive wish, hopelessness and a hedge together. A means question (2) after
