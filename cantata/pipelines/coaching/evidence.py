@@ -260,6 +260,8 @@ CONCEPTS: tuple[Concept, ...] = (
         ),
         "unbearable",
         True,
+        # the lookaheads hide the words from rules.gate_of: every match holds one of these
+        frozenset({"unbearable", "insupportable", "peux", "go", "take", "tiens", "bout", "about"}),
     ),
     # The scope of hopelessness: everything, not one thing ("no point to any of it").
     Concept("global", 1, _lex(r"any of it|anything|everything|it all|all of it|de tout|tout ca"), "", False),
@@ -649,6 +651,14 @@ class Evidence:
     weight: int
 
 
+# The words of every sign's lexicon (and a hedge's, a voice's): a sentence with none of
+# them holds no sign, so no lexicon is searched (most of what a coach hears).
+_SIGN_WORDS: frozenset[str] = frozenset().union(
+    *(c.gate or () for c in CONCEPTS if c.sign or c.name in ("hedge", "voice"))
+)
+_GATELESS_SIGN = any(c.gate is None for c in CONCEPTS if c.sign or c.name in ("hedge", "voice"))
+
+
 def _concepts(sentence: str, words: frozenset[str]) -> dict[str, int]:
     """Each concept found in the sentence, with the number of distinct words that carry it."""
     found: dict[str, int] = {}
@@ -736,7 +746,10 @@ def _score(found: dict[str, int]) -> int:
 def assess_sentence(sentence: str, words: frozenset[str] | None = None) -> Evidence | None:
     """The evidence in one sentence of the tolerant form, or None when there is none.
     `words`: its rules.sentence_words(), when the caller has them."""
-    found = _concepts(sentence, sentence_words(sentence) if words is None else words)
+    words = sentence_words(sentence) if words is None else words
+    if not _GATELESS_SIGN and _SIGN_WORDS.isdisjoint(words):
+        return None
+    found = _concepts(sentence, words)
     if (
         not any(_BY_NAME[n].sign for n in found)
         and not _VOICES <= found.keys()
