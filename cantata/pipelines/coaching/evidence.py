@@ -111,7 +111,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "euphemism",
         2,
         _lex(
-            r"go through with it|gone through with it|went through with it|going through with it|end it all|ending it all|"
+            r"if i (?:ended|end) it|si j'en finissais|go through with it|gone through with it|went through with it|going through with it|end it all|ending it all|"
             r"passer a l'acte|en finir une bonne fois"
         ),
         "passive_wish",
@@ -195,7 +195,8 @@ CONCEPTS: tuple[Concept, ...] = (
             r"happier (?:without|if|once|when)|out of (?:the|their|your|everyone's) way|(?:won't|wouldn't) be "
             r"(?:a|anyone's|their|your) (?:problem|burden)|problem for (?:anyone|everyone)|carry(?:ing)? me|"
             r"cost (?:\w+ ){1,2}so much|(?:doesn't|don't|does not|won't) need me|(?:nobody|no one) needs me|"
-            r"(?:i'm|i am) useless|good for nothing|(?:nobody|no one|anyone) (?:would|will) (?:even )?(?:notice|care|miss me)|"
+            r"(?:i'm|i am) useless|good for nothing|forget (?:about )?me|move on (?:quickly|without me|fast)|"
+            r"m'oublier\w*|(?:not|never) (?:going to )?be a (?:problem|burden)|ne serai (?:plus|pas) un (?:probleme|poids|fardeau)|(?:nobody|no one|anyone) (?:would|will) (?:even )?(?:notice|care|miss me)|"
             r"would anyone (?:even )?(?:care|notice)|personne ne (?:remarquerait|verrait|me regretterait)|"
             r"(?:easier|simpler|better) for (?:everyone|everybody|you all|them|all of you)|plus (?:simple|facile) pour "
             r"(?:tout le monde|vous|eux)|worthless|ne sers (?:plus )?a rien|(?:personne )?n'a (?:pas |plus )?besoin de moi|tired of me|sick of me|deal with me|fardeau|un poids|mieux sans|"
@@ -223,7 +224,9 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept(
         "trapped",
         2,
-        _lex(r"trapped|no way out|no escape|no exit|piege\w*|aucune issue|pas d'issue|sans issue|impasse"),
+        _lex(
+            r"trapped|no way out|walls (?:are )?closing in|murs se (?:referment|rapprochent)|no escape|no exit|piege\w*|aucune issue|pas d'issue|sans issue|impasse"
+        ),
         "trapped",
         True,
     ),
@@ -233,7 +236,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "exit",
         2,
         _lex(
-            r"(?:only|one) way out|only way|except one|but one|one option left|one solution|qu'une (?:seule )?"
+            r"(?:only|one) way out|only way|only one way|except one|but one|one option left|one solution|qu'une (?:seule )?"
             r"(?:sortie|issue|solution)|a part une|seule (?:sortie|issue|solution)|une seule (?:facon|maniere)"
         ),
         "trapped",
@@ -263,6 +266,8 @@ CONCEPTS: tuple[Concept, ...] = (
         # the lookaheads hide the words from rules.gate_of: every match holds one of these
         frozenset({"unbearable", "insupportable", "peux", "go", "take", "tiens", "bout", "about"}),
     ),
+    # Resignation about it ("they'd forget me anyway").
+    Concept("resigned", 1, _lex(r"anyway|de toute (?:facon|maniere)|quoi qu'il arrive"), "", False),
     # The scope of hopelessness: everything, not one thing ("no point to any of it").
     Concept("global", 1, _lex(r"any of it|anything|everything|it all|all of it|de tout|tout ca"), "", False),
     # 988 / AFSP "having no reason to live"; hopelessness about a future with oneself.
@@ -286,7 +291,9 @@ CONCEPTS: tuple[Concept, ...] = (
         "future",
         2,
         _lex(
-            r"(?:no|see no|can't see a|can't picture a|can't imagine a|don't see a) future|future (?:with|that has|"
+            r"(?:no|see no|can't see a|can't picture a|can't imagine a|don't see a) future|"
+            r"(?:any|no|a) way (?:this|it|things) (?:ends|turns out|works out) (?:well|ok|okay)|"
+            r"future (?:with|that has|"
             r"that includes|for) me|pas d'avenir|(?:imaginer|vois pas|voir) (?:un|d') ?avenir|aucun avenir"
         ),
         "hopeless",
@@ -313,7 +320,8 @@ CONCEPTS: tuple[Concept, ...] = (
         _lex(
             r"for good|forever|for ever|permanently|last (?:message|goodbye)|tonight's the night|"
             r"(?:is|it's) the (?:day|night)|this time next (?:week|month|year)|by next (?:week|month)|"
-            r"won't need (?:it|them|any|anything)|for one thing|one thing only|only need it for|"
+            r"won't need (?:it|them|any|anything)|(?:for )?much longer|(?:plus|tres|bien) longtemps|in case$|"
+            r"for one thing|one thing only|only need it for|"
             r"pour de bon|pour toujours|a jamais|dernier message|derniere fois|a la meme heure|plus besoin|"
             r"n'en aurai plus besoin|ce sera"
         ),
@@ -340,7 +348,9 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept(
         "farewell",
         1,
-        _lex(r"goodbyes?|good-bye|bye|take care of (?:yourself|them|mum|mom)|au revoir"),
+        _lex(
+            r"(?:just )?so (?:he|she|you|they) knows?|goodbyes?|good-bye|bye|take care of (?:yourself|them|mum|mom)|au revoir"
+        ),
         "goodbye_hint",
         True,
     ),
@@ -390,7 +400,9 @@ CONCEPTS: tuple[Concept, ...] = (
         "affairs",
         2,
         _lex(
-            r"loose ends|made a list|a list of who|range\w* (?:toutes |tous )?mes affaires|(?:tidied|sorted) (?:up |out )?(?:all )?my (?:things|stuff)|affairs in order|my will|passwords|bank details|who gets|just in case|mess to deal with|"
+            r"loose ends|paid off (?:all )?my debts|settled my debts|regle\w* mes dettes|"
+            r"(?:no one's|nobody's|no one is|nobody is) stuck with|aucun souci a personne|ne laisser aucun|"
+            r"made a list|a list of who|range\w* (?:toutes |tous )?mes affaires|(?:tidied|sorted) (?:up |out )?(?:all )?my (?:things|stuff)|affairs in order|my will|passwords|bank details|who gets|just in case|mess to deal with|"
             r"after i'm gone|sort(?:ed|ing) (?:out )?everything|mes affaires en ordre|testament|mots de passe|en ordre"
         ),
         "preparation",
@@ -423,7 +435,7 @@ CONCEPTS: tuple[Concept, ...] = (
         _lex(
             r"pills?|tablets?|paracetamol|tylenol|ibuprofen|aspirin|insulin|antihistamines?|sleeping (?:pills|tablets)|"
             r"vodka|alcohol|rope|noose|hang\w*|guns?|firearm|bullets?|shotgun|bridges?|jump\w*|fall|falls|height|"
-            r"storeys?|stories|floors?|roof|ledge|cliff|bleed\w*|wrists?|razors?|blades?|drown\w*|carbon monoxide|"
+            r"storeys?|stories|floors?|roof|ledge|cliff|bleed\w*|wrists?|razors?|blades?|drown\w*|noie\w*|noy\w*|carbon monoxide|"
             r"exhaust|train|tracks|poison\w*|bleach|somniferes?|cachets?|comprimes?|medicaments?|doliprane|corde|"
             r"pendre|pendaison|armes?|fusil|pont|sauter|saut|etages?|hauteur|noyer|veines|poignets?|lame|train"
         ),
@@ -432,6 +444,17 @@ CONCEPTS: tuple[Concept, ...] = (
     ),
     # C-SSRS item 3 (method): an overdose names the act, not only a means.
     Concept("overdose", 2, _lex(r"overdos\w*|od|surdose|overdose"), "means", True),
+    # Contemplating a means held ("looking at the pills and wondering"; 988 "looking for a way").
+    Concept(
+        "contemplate",
+        2,
+        _lex(
+            r"(?:keep |been |kept )?(?:looking|staring) at|wondering|(?:je )?(?:regarde|fixe)\w*|en me disant|"
+            r"ce serait (?:simple|facile|rapide)|it would be (?:so )?(?:easy|simple|quick)"
+        ),
+        "",
+        False,
+    ),
     # Two substances together (the potentiation a means question asks about).
     Concept(
         "mix",
@@ -447,7 +470,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "lethal",
         2,
         _lex(
-            r"painless|fatal|lethal|deadly|survive|how high|how many (?:storeys|floors|stories)|combien d.etages|to die|bleed out|not wake up|no nets|no railings|unguarded|"
+            r"painless|fatal|lethal|deadly|survive|how high|how deep|quelle profondeur|how many (?:storeys|floors|stories)|combien d.etages|to die|bleed out|not wake up|no nets|no railings|unguarded|"
             r"kill (?:you|a person|someone)|quickest|fastest way|sans douleur|mortel\w*|letale?|survivre|pour mourir|"
             r"ne pas se reveiller|sans filet|le plus rapide"
         ),
@@ -560,7 +583,7 @@ _OTHER = _lex(
     r"mon (?:fils|mari|copain|ami|frere|pere|ado|enfant|compagnon)|ma (?:fille|femme|copine|amie|soeur|mere|compagne)"
 )
 _WORRY = _lex(
-    r"worried|worry|scared|frightened|afraid|concerned|terrified|what (?:do|should|can) i do|how (?:do|can) i help|"
+    r"worried|worry|scared|panick\w*|panique\w*|frightened|afraid|concerned|terrified|what (?:do|should|can) i do|how (?:do|can) i help|"
     r"should i|not answering|won't answer|can't reach|ne repond (?:plus|pas)|inquiet\w*|peur|que (?:dois|faire)|je fais quoi|comment l'aider|angoiss\w*"
 )
 _HELPER_SIGNS = frozenset(
@@ -575,7 +598,7 @@ _HABIT = _lex(
     r"arret\w* de fumer|arreter|arrete|fumer|clopes?|tabac|courir|sport|regime|salle|patchs|malbouffe"
 )
 _ORDINARY_GIVING = _lex(
-    r"old|spare|upgrade\w*|new one|outgrown|replaced|vieux|vieil|vieille|ancien\w*|christmas|birthday|wedding|secret santa|gifts?|presents?|noel|anniversaire|cadeaux?|charity|donat\w*|thrift|sold|sell\w*|recycl\w*|vinted|ebay|emmaus|association|vide-grenier"
+    r"old|spare|upgrade\w*|new one|outgrown|replaced|vieux|vieil|vieille|ancien\w*|christmas|birthday|wedding|secret santa|gifts?|presents?|noel|anniversaire|cadeaux?|charity|donat\w*|thrift|recycl\w*|vinted|ebay|emmaus|association|vide-grenier"
 )
 # A note with an ordinary addressee or purpose.
 _ORDINARY_NOTE = _lex(
@@ -708,6 +731,7 @@ _FRAMES = {  # a concept that counts only beside one of these (a wish for one's 
     "wish": {"death", "passive", "absence", "final"},
     "relief": {"absence", "death", "passive", "euphemism", "burden"},
     "question": {"lethal", "overdose"},
+    "contemplate": {"means"},
     "thoughts": {"death", "passive", "euphemism"},
     "ease": {"death", "passive", "affairs", "plan"},
     "life": {"hopeless", "pain", "given_up", "absence", "neg_wish", "death"},
@@ -719,6 +743,7 @@ _FRAMES = {  # a concept that counts only beside one of these (a wish for one's 
     "safe": {"hedge", "doubt"},
     "hedge": {"safe", "doubt"},
     "global": {"hopeless", "pain", "given_up", "pain_strong"},
+    "resigned": {"burden", "hopeless"},
     # "anymore" adds to one's absence, not to exhaustion ("I can't take it anymore, this printer").
     "absence": {"burden", "relief", "death", "passive", "wish", "farewell", "final", "euphemism", "life"},
     "gratitude": {"farewell", "farewell_final", "final"},
@@ -726,7 +751,7 @@ _FRAMES = {  # a concept that counts only beside one of these (a wish for one's 
 }
 
 
-_ABOUT_MEANS = frozenset({"lethal", "lethal_weak", "question", "acquire", "mix"})
+_ABOUT_MEANS = frozenset({"lethal", "lethal_weak", "question", "acquire", "mix", "contemplate"})
 _VOICES = frozenset({"voice", "command", "harm"})
 
 
