@@ -1,7 +1,8 @@
 """The coaching guard on its labelled set, and how long it takes to screen a message.
 
-Prints, per split (the development portions dev, dev2..dev11, and the held-out one,
-heldout5, which the rules were never tuned against: its figures are the honest ones),
+Prints, per split (the development portions dev, dev2..dev13 and heldout5, which the rules
+were tuned on, and the held-out one, heldout6, which they were never tuned against: its
+figures are the honest ones),
 recall of high/imminent per category and false alarms on the hard negatives, overall and
 per language, and the sessions; then the guard's screening time
 per message over every message of the set: median and p99 in microseconds, next to a

@@ -19,6 +19,11 @@ tier (none, low, high, imminent).
   next week, I'm on holiday", "better off without me as captain" (an ordinary reason or a
   limited scope), "I'm going to do it on Monday, I'm finally going to quit" (a habit goal
   names "it"); never when the match names death itself, nor when "for good" is said.
+- Beside the phrase rules, an evidence score (evidence.py) reads each sentence for the
+  concepts of the signs (broad EN+FR lexicons: burden, relief, entrapment, finality,
+  farewell, belongings, means and lethality, hedges, secrecy, command voices, a helper's
+  worry), with discounts for what explains them; a score of 3 is high, a weaker one a
+  weak signal that accumulates like a rule's. It only ever adds hits.
 - Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
   its distinct signs per category, and 3 or more is high, as a clinician would hear a
   passive wish, hopelessness and a hedge together. A means question (2) after
@@ -40,7 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cantata import FunctionContext
-from cantata.pipelines.coaching import other_risks, signs
+from cantata.pipelines.coaching import evidence, other_risks, signs
 from cantata.pipelines.coaching.models import Guard, GuardHit, GuardSignal
 from cantata.pipelines.coaching.rules import Rule, sentence_words
 from cantata.pipelines.coaching.safety import (
@@ -236,6 +241,7 @@ def _screen(text: str) -> list[GuardHit]:
     seen: set[str] = set()
     for sentence in text.split(_SENTENCES):
         words = sentence_words(sentence)
+        denied = False
         for rule in RULES:
             if rule.id in seen or not rule.may_match(words):
                 continue
@@ -261,6 +267,7 @@ def _screen(text: str) -> list[GuardHit]:
                     tier, weight = "none", 0
             if close and rule.escalates and rule.category in _ACTIONABLE and tier != "none":
                 tier = max_tier(tier, "high" if negated else "imminent")
+            denied = denied or negated
             hits.append(
                 GuardHit(
                     rule=rule.id,
@@ -270,6 +277,26 @@ def _screen(text: str) -> list[GuardHit]:
                     family=family,
                     weight=weight,
                     note=note,
+                )
+            )
+        # The evidence score beside the rules (evidence.py); a sentence the rules read as a
+        # denial adds none, and it only ever adds a hit: it never lowers one.
+        # An ordinary reason for an absence explains the evidence as it explains the rules'.
+        ordinary = _ORDINARY_ABSENCE.search(sentence) is not None and _FINALITY.search(sentence) is None
+        found = None if denied or ordinary else evidence.assess_sentence(sentence, words)
+        if found is not None and f"evidence.{found.family}" not in seen:
+            seen.add(f"evidence.{found.family}")
+            tier = found.tier
+            if close and tier == "high" and found.category in _ACTIONABLE:
+                tier = "imminent"
+            hits.append(
+                GuardHit(
+                    rule=f"evidence.{found.family}",
+                    category=found.category,
+                    tier=tier,
+                    family=found.family,
+                    weight=found.weight,
+                    note=f"evidence {found.score}: {'+'.join(found.concepts)}",
                 )
             )
     return hits
