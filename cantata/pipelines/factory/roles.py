@@ -25,6 +25,7 @@ from cantata.pipelines.factory.models import (
     Artefact,
     Card,
     Deployment,
+    Design,
     Finding,
     Requirements,
     Review,
@@ -117,7 +118,7 @@ def orchestrator_check(ctx: CheckContext) -> Task:
         if stated is not None:
             return task.model_copy(update={"reason": stated, "reply": f"I cannot build this: {stated}."})
         doubt = task.reason.strip()
-        task = task.model_copy(update={"feasible": True, "constraints": [*task.constraints, f"doubt: {doubt}"][:5]}
+        task = task.model_copy(update={"feasible": True, "constraints": [*task.constraints, f"doubt: {doubt}"[:80]][:4]}
                                if doubt else {"feasible": True})  # fmt: skip
     goal = task.goal.strip() or ctx.message.strip()[:200]
     return task.model_copy(update={"goal": goal, "reply": f"Building an agent: {goal}"})
@@ -148,10 +149,48 @@ def analyst_check(ctx: CheckContext) -> Requirements:
 # -- builder and fixer ------------------------------------------------------------------------
 
 
-def artefact_check(ctx: CheckContext) -> Artefact:
-    artefact = parsed(Artefact, ctx.output)
-    if artefact is None:
+def builder_check(ctx: CheckContext) -> Artefact:
+    """The builder writes the instructions and the tool code; the rest is the design's,
+    filled here. Tool code the design did not ask for is dropped: it could only block."""
+    design = parsed(Design, ctx.inputs.get("architect"))
+    if design is None:
+        raise Rejected("there is no design to build from")  # `required` keeps this from happening
+    # The reply was validated against BuiltArtefact: its two strings are there (the fields
+    # code fills are still empty, so it is read as a dict, not parsed as an Artefact).
+    draft: dict[str, Any] = ctx.output if isinstance(ctx.output, dict) else {}
+    if not draft and not ctx.last_chance:
         raise Rejected("the artefact does not match the schema")
+    # On its last chance (no usable reply) the builder's artefact is the design as it stands.
+    instructions = str(draft.get("instructions") or "").strip() or design.instructions
+    artefact = Artefact(
+        name=design.name, instructions=instructions, fields=design.fields, steps=design.steps, needs=design.needs,
+        tool_code=str(draft.get("tool_code") or "") if design.tool else "",
+    )  # fmt: skip
+    return loadable(artefact)
+
+
+def fixer_check(ctx: CheckContext) -> Artefact:
+    """The fixer patches instructions, fields and tool code; name, steps and needs stay."""
+    before = latest_artefact(ctx)
+    if before is None:
+        raise Rejected("there is no artefact to fix")  # `required` keeps this from happening
+    patch: dict[str, Any] = ctx.output if isinstance(ctx.output, dict) else {}  # validated as FixedArtefact
+    if not patch:
+        if not ctx.last_chance:
+            raise Rejected("the artefact does not match the schema")
+        return before.model_copy(update={"changes": "the fixer gave no usable patch: unchanged"})
+    artefact = Artefact(
+        name=before.name, steps=before.steps, needs=before.needs,
+        instructions=str(patch.get("instructions") or "").strip() or before.instructions,
+        fields=patch.get("fields") or before.fields,
+        tool_code=str(patch.get("tool_code") or ""),
+        changes=str(patch.get("changes") or ""),
+    )  # fmt: skip
+    return loadable(artefact)
+
+
+def loadable(artefact: Artefact) -> Artefact:
+    """The artefact, if the pipeline it assembles into loads; else it goes back with the error."""
     with tempfile.TemporaryDirectory() as tmp:
         problem = assembly_error(artefact, Path(tmp) / "agent")
     if problem is not None:
