@@ -177,3 +177,29 @@ async def test_a_model_refusal_stands_only_for_a_reason_cantata_recognises(
     agents = {a.name: a for a in result.agents}
     assert agents["orchestrator"].output["feasible"] is (not refused)
     assert (agents["analyst"].status == "skipped") is refused
+
+
+async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_the_callers(
+    write: WriteFile, home: Path
+) -> None:
+    from tests.server_app import chat_body, client, make_app, new_key, running
+
+    ann, ben = await new_key(home, "ann"), await new_key(home, "ben")
+    async with running(make_app(canned_config(write), home)) as app:
+        async with client(app, ann) as as_ann, client(app, ben) as as_ben:
+            await as_ann.post("/v1/chat/completions", json=chat_body(REQUEST, model="factory"))
+            await as_ann.post("/v1/chat/completions", json=chat_body("asdf", model="factory"))
+            await as_ann.post("/v1/chat/completions", json=chat_body("hi", model="example"))  # not a task
+            board = (await as_ann.get("/api/tasks")).json()
+            others = (await as_ben.get("/api/tasks")).json()
+    refused, made = board["tasks"]  # newest first
+    assert [made["request"], refused["request"]] == [REQUEST, "asdf"]
+    assert made["status"] == "ok" and refused["status"] == "degraded"  # the refused one skipped the team
+    assert made["role"] == refused["role"] == "deployer" and made["stage"] == "finished"
+    assert made["tokens"] > 0 and made["seconds"] > 0 and board["after"] > 0
+    if sandbox.sandbox_problem() is None:
+        assert (made["iteration"], made["tests"], made["deployed"], made["version"]) == (
+            2, "dev 3/3, held-out 3/3", True, 1
+        )  # fmt: skip
+    assert not refused["deployed"] and "too short" in refused["reason"] and refused["tests"] == "-"
+    assert others["user"] == "ben" and others["tasks"] == []
