@@ -203,3 +203,22 @@ async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_t
         )  # fmt: skip
     assert not refused["deployed"] and "too short" in refused["reason"] and refused["tests"] == "-"
     assert others["user"] == "ben" and others["tasks"] == []
+
+
+def test_the_analysts_meaningless_checks_are_dropped_and_halves_alternate() -> None:
+    from cantata import CheckContext
+    from cantata.pipelines.factory.roles import analyst_check
+
+    junk = [
+        {"kind": "equals", "field": "", "value": ""},
+        {"kind": "count_at_least", "field": "items", "value": "a few"},
+    ]
+    good = [{"kind": "contains", "field": "items", "value": "ana"}]
+    examples = [{"input": f"note {i}", "checks": junk if i % 3 == 0 else good} for i in range(6)]
+    ctx = CheckContext(message=REQUEST, user="u", session="s", turn=1, inputs={}, missing=[], memory={},
+                       output={"input": "notes", "output": "items", "examples": examples})  # fmt: skip
+    checked = analyst_check(ctx)
+    kept = [[(c.kind, c.field, c.value) for c in e.checks] for e in checked.examples]
+    assert kept[0] == kept[3] == [("has_field", "", "")], "nothing meaningful left: a valid output is the test"
+    assert all(k == [("contains", "items", "ana")] for i, k in enumerate(kept) if i % 3)
+    assert [e.half for e in checked.examples] == ["dev", "heldout"] * 3

@@ -24,6 +24,7 @@ from cantata.pipelines.factory.assembly import assemble, assembly_error, output_
 from cantata.pipelines.factory.models import (
     Artefact,
     Card,
+    Check,
     Deployment,
     Design,
     Finding,
@@ -136,14 +137,27 @@ def analyst_shortcut(ctx: FunctionContext) -> Requirements | None:
 
 
 def analyst_check(ctx: CheckContext) -> Requirements:
-    """Halves are split by code, alternately: the fixer will only ever see the first."""
+    """Halves are split by code, alternately: the fixer will only ever see the first.
+    Checks that cannot mean anything are dropped (see `meaningful`)."""
     requirements = parsed(Requirements, ctx.output)
     if requirements is None or len(requirements.examples) < 6:
         raise Rejected("write at least six examples, each an input and the checks its output must pass")
-    examples = [
-        e.model_copy(update={"half": "dev" if i % 2 == 0 else "heldout"}) for i, e in enumerate(requirements.examples)
-    ]
+    examples = []
+    for i, example in enumerate(requirements.examples):
+        # With none left, the example still asks for an output valid against the schema.
+        checks = [c for c in example.checks if meaningful(c)] or [Check(kind="has_field")]
+        examples.append(example.model_copy(update={"checks": checks, "half": "dev" if i % 2 == 0 else "heldout"}))
     return requirements.model_copy(update={"examples": examples})
+
+
+def meaningful(check: Check) -> bool:
+    """Whether a check says something (a small model writes `equals ""` on no field):
+    a value to compare needs a field and a value, a count a field and a whole number."""
+    if check.kind in ("equals", "contains"):
+        return bool(check.field.strip() and check.value.strip())
+    if check.kind == "count_at_least":
+        return bool(check.field.strip()) and check.value.strip().isdigit()
+    return True  # has_field: on no field, that the output is not empty
 
 
 # -- builder and fixer ------------------------------------------------------------------------
