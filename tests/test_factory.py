@@ -222,3 +222,28 @@ def test_the_analysts_meaningless_checks_are_dropped_and_halves_alternate() -> N
     assert kept[0] == kept[3] == [("has_field", "", "")], "nothing meaningful left: a valid output is the test"
     assert all(k == [("contains", "items", "ana")] for i, k in enumerate(kept) if i % 3)
     assert [e.half for e in checked.examples] == ["dev", "heldout"] * 3
+
+
+def test_the_builder_fills_the_artefact_from_the_design_and_adds_no_tool_it_did_not_ask_for() -> None:
+    from cantata import CheckContext
+    from cantata.pipelines.factory.roles import builder_check, fixer_check
+
+    design = {"name": "word-count", "instructions": "Count the words.", "tool": False,
+              "fields": [{"name": "words", "type": "integer"}]}  # fmt: skip
+    code = "def run(value):\n    return 1\n"
+
+    def ctx(inputs: dict[str, object], output: object) -> CheckContext:
+        return CheckContext(message=REQUEST, user="u", session="s", turn=1, inputs=inputs, missing=[], memory={},
+                            output=output)  # fmt: skip
+
+    built = builder_check(ctx({"architect": design}, {"instructions": "You count words.", "tool_code": code}))
+    assert (built.name, built.instructions, [f.name for f in built.fields], built.tool_code) == (
+        "word-count", "You count words.", ["words"], ""
+    )  # fmt: skip
+    patch = {"instructions": "", "fields": [{"name": "count", "type": "integer"}], "tool_code": code, "changes": "x"}
+    fixed = fixer_check(ctx({"builder": built.model_dump()}, patch))
+    assert (fixed.name, fixed.instructions, [f.name for f in fixed.fields], fixed.tool_code) == (
+        "word-count", "You count words.", ["count"], ""
+    )  # fmt: skip
+    with_tool = builder_check(ctx({"architect": {**design, "tool": True}}, {"instructions": "", "tool_code": code}))
+    assert with_tool.tool_code == code and with_tool.instructions == "Count the words."

@@ -197,7 +197,8 @@ def fixer_check(ctx: CheckContext) -> Artefact:
         name=before.name, steps=before.steps, needs=before.needs,
         instructions=str(patch.get("instructions") or "").strip() or before.instructions,
         fields=patch.get("fields") or before.fields,
-        tool_code=str(patch.get("tool_code") or ""),
+        # It may correct or drop the tool, not add one the design did not ask for.
+        tool_code=str(patch.get("tool_code") or "") if before.tool_code.strip() else "",
         changes=str(patch.get("changes") or ""),
     )  # fmt: skip
     return loadable(artefact)
