@@ -49,6 +49,8 @@ async def test_the_factory_on_the_embedded_model_deploys_a_tested_agent_or_lists
     for i in iterations:
         assert (home / "factory" / f"turn-{task['turn_id']}" / f"iteration-{i}" / "agent" / "pipeline.yaml").exists()
     tests = task["tests"]
+    outcome = f"version {task['version']} of {task['agent']}" if task["deployed"] else f"not deployed: {task['reason']}"
+    print(f"\nfactory on SmolLM2: {len(iterations)} iteration(s), tests {tests}, {outcome}")
     if task["deployed"]:
         assert done.returncode == 0 and not task["forced"]
         assert tests["dev_passed"] == tests["dev_total"] > 0 and tests["heldout_passed"] == tests["heldout_total"] > 0
