@@ -247,3 +247,25 @@ def test_the_builder_fills_the_artefact_from_the_design_and_adds_no_tool_it_did_
     )  # fmt: skip
     with_tool = builder_check(ctx({"architect": {**design, "tool": True}}, {"instructions": "", "tool_code": code}))
     assert with_tool.tool_code == code and with_tool.instructions == "Count the words."
+
+
+@needs_bwrap
+async def test_tests_that_check_only_a_valid_output_do_not_deploy_the_agent(write: WriteFile, home: Path) -> None:
+    import yaml
+
+    canned = yaml.safe_load(CANNED.read_text())
+    canned["architect"]["fields"][0]["name"] = "items"  # no planted failure: every test passes
+    for example in canned["analyst"]["examples"]:
+        example["checks"] = [{"kind": "equals", "field": "", "value": ""}]  # dropped: nothing left to test
+    replies = write("canned.yaml", yaml.safe_dump(canned))
+    config = write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {replies}\n")
+    app = Cantata(load_config(config), home=home)
+    try:
+        result = await app.run_turn(pipelines.load("factory"), REQUEST)
+        versions = await app.store.agent_versions()
+    finally:
+        await app.close()
+    agents = {a.name: a.output for a in result.agents}
+    assert agents["tester"]["dev_passed"] == 3 and agents["tester"]["heldout_passed"] == 3
+    assert not agents["deployer"]["deployed"] and "none a property" in agents["deployer"]["reason"]
+    assert versions == []

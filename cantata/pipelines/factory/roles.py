@@ -27,6 +27,7 @@ from cantata.pipelines.factory.models import (
     Check,
     Deployment,
     Design,
+    Example,
     Finding,
     Requirements,
     Review,
@@ -148,6 +149,11 @@ def analyst_check(ctx: CheckContext) -> Requirements:
         checks = [c for c in example.checks if meaningful(c)] or [Check(kind="has_field")]
         examples.append(example.model_copy(update={"checks": checks, "half": "dev" if i % 2 == 0 else "heldout"}))
     return requirements.model_copy(update={"examples": examples})
+
+
+def tests_a_property(example: Example) -> bool:
+    """Whether an example checks more than a valid, non-empty output."""
+    return any(c.kind != "has_field" or c.field.strip() for c in example.checks)
 
 
 def meaningful(check: Check) -> bool:
@@ -328,6 +334,10 @@ async def deployer(ctx: FunctionContext) -> Deployment:
     if report.error:
         failing.append(report.error)
     blocking = [f"{f.where}: {f.problem}" for f in review.static if f.severity == "blocking"]
+    # Passing tests that test nothing are no reason to deploy (a small model's analyst).
+    requirements = parsed(Requirements, ctx.inputs.get("analyst"))
+    if requirements is not None and not any(tests_a_property(e) for e in requirements.examples):
+        blocking.append("tests: every example checks only that the output is valid, none a property of it")
     force = bool(ctx.options.get("force"))
     if (failing or blocking or not report.all_passed) and not force:
         reason = "; ".join(blocking[:3] + failing[:5]) or "no test ran"
