@@ -52,7 +52,7 @@ async def one(request: str, home: Path) -> dict[str, Any]:
         async with asyncio.timeout(REQUEST_LIMIT_S):
             result = await app.run_turn(pipeline, request, on_event=count)
     except TimeoutError:
-        return {"deployed": False, "stopped_at": "time limit", "iterations": iterations, "dev": "-", "heldout": "-",
+        return {"deployed": False, "stopped_at": "time limit", "reason": "time limit", "iterations": iterations, "dev": "-", "heldout": "-",
                 "tokens": tokens, "seconds": time.perf_counter() - start}  # fmt: skip
     finally:
         await app.close()
@@ -60,6 +60,7 @@ async def one(request: str, home: Path) -> dict[str, Any]:
     tests = task["tests"] or {}
     return {
         "deployed": task["deployed"],
+        "reason": task["reason"],
         "stopped_at": next((a.name for a in result.agents if a.status != "ok"), "-"),
         "iterations": iterations,
         "dev": f"{tests.get('dev_passed', 0)}/{tests.get('dev_total', 0)}",
@@ -79,6 +80,8 @@ def main() -> None:
                 f"  {request[:62]:<62} {'yes' if row['deployed'] else 'no':<9} {row['stopped_at']:<13} "
                 f"{row['iterations']:<6} {row['dev']:<6} {row['heldout']:<9} {row['tokens']:<8} {row['seconds']:.0f} s"
             )
+            if not row["deployed"]:
+                print(f"    not deployed: {row['reason'][:110]}")
 
 
 if __name__ == "__main__":
