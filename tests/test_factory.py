@@ -177,3 +177,95 @@ async def test_a_model_refusal_stands_only_for_a_reason_cantata_recognises(
     agents = {a.name: a for a in result.agents}
     assert agents["orchestrator"].output["feasible"] is (not refused)
     assert (agents["analyst"].status == "skipped") is refused
+
+
+async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_the_callers(
+    write: WriteFile, home: Path
+) -> None:
+    from tests.server_app import chat_body, client, make_app, new_key, running
+
+    ann, ben = await new_key(home, "ann"), await new_key(home, "ben")
+    async with running(make_app(canned_config(write), home)) as app:
+        async with client(app, ann) as as_ann, client(app, ben) as as_ben:
+            await as_ann.post("/v1/chat/completions", json=chat_body(REQUEST, model="factory"))
+            await as_ann.post("/v1/chat/completions", json=chat_body("asdf", model="factory"))
+            await as_ann.post("/v1/chat/completions", json=chat_body("hi", model="example"))  # not a task
+            board = (await as_ann.get("/api/tasks")).json()
+            others = (await as_ben.get("/api/tasks")).json()
+    refused, made = board["tasks"]  # newest first
+    assert [made["request"], refused["request"]] == [REQUEST, "asdf"]
+    assert made["status"] == "ok" and refused["status"] == "degraded"  # the refused one skipped the team
+    assert made["role"] == refused["role"] == "deployer" and made["stage"] == "finished"
+    assert made["tokens"] > 0 and made["seconds"] > 0 and board["after"] > 0
+    if sandbox.sandbox_problem() is None:
+        assert (made["iteration"], made["tests"], made["deployed"], made["version"]) == (
+            2, "dev 3/3, held-out 3/3", True, 1
+        )  # fmt: skip
+    assert not refused["deployed"] and "too short" in refused["reason"] and refused["tests"] == "-"
+    assert others["user"] == "ben" and others["tasks"] == []
+
+
+def test_the_analysts_meaningless_checks_are_dropped_and_halves_alternate() -> None:
+    from cantata import CheckContext
+    from cantata.pipelines.factory.roles import analyst_check
+
+    junk = [
+        {"kind": "equals", "field": "", "value": ""},
+        {"kind": "count_at_least", "field": "items", "value": "a few"},
+    ]
+    good = [{"kind": "contains", "field": "items", "value": "ana"}]
+    examples = [{"input": f"note {i}", "checks": junk if i % 3 == 0 else good} for i in range(6)]
+    ctx = CheckContext(message=REQUEST, user="u", session="s", turn=1, inputs={}, missing=[], memory={},
+                       output={"input": "notes", "output": "items", "examples": examples})  # fmt: skip
+    checked = analyst_check(ctx)
+    kept = [[(c.kind, c.field, c.value) for c in e.checks] for e in checked.examples]
+    assert kept[0] == kept[3] == [("has_field", "", "")], "nothing meaningful left: a valid output is the test"
+    assert all(k == [("contains", "items", "ana")] for i, k in enumerate(kept) if i % 3)
+    assert [e.half for e in checked.examples] == ["dev", "heldout"] * 3
+
+
+def test_the_builder_fills_the_artefact_from_the_design_and_adds_no_tool_it_did_not_ask_for() -> None:
+    from cantata import CheckContext
+    from cantata.pipelines.factory.roles import builder_check, fixer_check
+
+    design = {"name": "word-count", "instructions": "Count the words.", "tool": False,
+              "fields": [{"name": "words", "type": "integer"}]}  # fmt: skip
+    code = "def run(value):\n    return 1\n"
+
+    def ctx(inputs: dict[str, object], output: object) -> CheckContext:
+        return CheckContext(message=REQUEST, user="u", session="s", turn=1, inputs=inputs, missing=[], memory={},
+                            output=output)  # fmt: skip
+
+    built = builder_check(ctx({"architect": design}, {"instructions": "You count words.", "tool_code": code}))
+    assert (built.name, built.instructions, [f.name for f in built.fields], built.tool_code) == (
+        "word-count", "You count words.", ["words"], ""
+    )  # fmt: skip
+    patch = {"instructions": "", "fields": [{"name": "count", "type": "integer"}], "tool_code": code, "changes": "x"}
+    fixed = fixer_check(ctx({"builder": built.model_dump()}, patch))
+    assert (fixed.name, fixed.instructions, [f.name for f in fixed.fields], fixed.tool_code) == (
+        "word-count", "You count words.", ["count"], ""
+    )  # fmt: skip
+    with_tool = builder_check(ctx({"architect": {**design, "tool": True}}, {"instructions": "", "tool_code": code}))
+    assert with_tool.tool_code == code and with_tool.instructions == "Count the words."
+
+
+@needs_bwrap
+async def test_tests_that_check_only_a_valid_output_do_not_deploy_the_agent(write: WriteFile, home: Path) -> None:
+    import yaml
+
+    canned = yaml.safe_load(CANNED.read_text())
+    canned["architect"]["fields"][0]["name"] = "items"  # no planted failure: every test passes
+    for example in canned["analyst"]["examples"]:
+        example["checks"] = [{"kind": "equals", "field": "", "value": ""}]  # dropped: nothing left to test
+    replies = write("canned.yaml", yaml.safe_dump(canned))
+    config = write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {replies}\n")
+    app = Cantata(load_config(config), home=home)
+    try:
+        result = await app.run_turn(pipelines.load("factory"), REQUEST)
+        versions = await app.store.agent_versions()
+    finally:
+        await app.close()
+    agents = {a.name: a.output for a in result.agents}
+    assert agents["tester"]["dev_passed"] == 3 and agents["tester"]["heldout_passed"] == 3
+    assert not agents["deployer"]["deployed"] and "none a property" in agents["deployer"]["reason"]
+    assert versions == []

@@ -17,6 +17,7 @@ import click
 from cantata import pipelines as bundled_pipelines
 from cantata.config import load_config
 from cantata.events import Event
+from cantata.factory.progress import TaskProgress
 from cantata.runtime import DEFAULT_USER, Cantata
 from cantata.spec import Pipeline
 from cantata.turn import TurnResult
@@ -35,31 +36,24 @@ class LiveLine:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.live = out.isatty()
-        self.role = "-"
-        self.stage = "starting"
-        self.iteration = 0
-        self.tests = "-"
-        self.tokens = 0
+        self.progress = TaskProgress()
 
     def __call__(self, event: Event) -> None:
         if event.type == "agent_token":
             return
-        if event.agent:
-            self.role = event.agent
-            self.stage = event.type.removeprefix("agent_")
-        self.iteration = int(event.data.get("iteration", self.iteration) or self.iteration)
-        self.tokens += int(event.data.get("prompt_tokens") or 0) + int(event.data.get("completion_tokens") or 0)
+        self.progress.add(event)
         if event.type == "early_delivered":
             self.print(f"{event.agent}: {event.data['text']}")
         self.draw()
 
     def tested(self, report: dict[str, Any]) -> None:
-        self.tests = f"dev {report['dev_passed']}/{report['dev_total']}, held-out {report['heldout_passed']}/{report['heldout_total']}"
+        self.progress.tested(report)
 
     def draw(self) -> None:
         if self.live:
-            loop = f"iteration {self.iteration}" if self.iteration else "before the loop"
-            self.out.write(f"\r\x1b[K[{self.role}: {self.stage} | {loop} | tests {self.tests} | {self.tokens} tokens]")
+            p = self.progress
+            loop = f"iteration {p.iteration}" if p.iteration else "before the loop"
+            self.out.write(f"\r\x1b[K[{p.role}: {p.stage} | {loop} | tests {p.tests} | {p.tokens} tokens]")
             self.out.flush()
 
     def print(self, line: str) -> None:

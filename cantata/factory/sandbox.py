@@ -97,9 +97,11 @@ async def run_tool(
             "module": module,
             "function": function,
             "input": value,
+            # Where the runner imports the tool from: the bind mount, or (unsandboxed) the copy.
+            "folder": "/agent" if sandbox else str(agent),
             "limits": _rlimits(limits, uid),
         }
-        command = _bwrap_command(agent) if sandbox else _plain_command(agent)
+        command = _bwrap_command(agent) if sandbox else _plain_command()
         return await _run(command, json.dumps(request).encode(), limits, as_nobody=as_nobody, sandboxed=sandbox)
 
 
@@ -141,10 +143,9 @@ def _bwrap_command(agent: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def _plain_command(agent: Path) -> list[str]:
+def _plain_command() -> list[str]:
     """--no-sandbox: still a separate process with the same limits, but no isolation."""
-    script = RUNNER.replace('"/agent"', json.dumps(str(agent)))
-    return [SYSTEM_PYTHON if Path(SYSTEM_PYTHON).exists() else "python3", "-I", "-S", "-c", script]
+    return [SYSTEM_PYTHON if Path(SYSTEM_PYTHON).exists() else "python3", "-I", "-S", "-c", RUNNER]
 
 
 async def _run(command: list[str], request: bytes, limits: Limits, *, as_nobody: bool, sandboxed: bool) -> ToolRun:

@@ -2,10 +2,10 @@
 
 It is passed to the sandbox's interpreter as source text (`python -I -S -c`), so it
 imports nothing of Cantata and needs no file of the host. It reads one JSON request
-on stdin: {"module", "function", "input", "limits": {...}}, lowers its resource limits
-(they can only go down, and the tool inherits them), imports the tool module from the
-read-only artefact folder /agent, calls the function with the input, and writes one
-JSON line on stdout: {"ok": true, "output": ...} or {"ok": false, "error": "..."}.
+on stdin: {"module", "function", "input", "folder", "limits": {...}}, lowers its resource
+limits (they can only go down, and the tool inherits them), imports the tool module from
+the artefact folder it is given (/agent, read-only, in the sandbox), calls the function
+with the input, and writes one JSON line on stdout: {"ok": true, "output": ...} or {"ok": false, "error": "..."}.
 """
 
 import json
@@ -27,7 +27,7 @@ def main() -> None:
         value = int(request["limits"][key])
         # CPU: SIGXCPU at the soft limit (reported as such), SIGKILL a second later.
         resource.setrlimit(which, (value, value + 1 if key == "cpu_s" else value))
-    sys.path.insert(0, "/agent")
+    sys.path.insert(0, request["folder"])
     try:
         module = __import__(request["module"])
         function = getattr(module, request["function"])

@@ -21,15 +21,18 @@ from typing import Any
 from cantata import AgentSpec, CantataError, Pipeline, PipelineSpec, load_pipeline
 from cantata.pipelines.factory.models import Artefact, FieldType
 
-STRING_LIMIT = 400
-LIST_LIMIT = 20
+# The new agent's output bounds, under the embedded grammar's repeat limit (256) so that
+# its replies end by the grammar, within its max_tokens, even on a small model.
+STRING_LIMIT = 200
+ITEM_LIMIT = 120
+LIST_LIMIT = 8
 
 _JSON_TYPES: dict[FieldType, dict[str, Any]] = {
     "string": {"type": "string", "maxLength": STRING_LIMIT},
     "integer": {"type": "integer"},
     "number": {"type": "number"},
     "boolean": {"type": "boolean"},
-    "list of strings": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": LIST_LIMIT},
+    "list of strings": {"type": "array", "items": {"type": "string", "maxLength": ITEM_LIMIT}, "maxItems": LIST_LIMIT},
 }
 
 
@@ -67,7 +70,7 @@ def spec_of(artefact: Artefact) -> tuple[PipelineSpec, dict[str, str]]:
     agents.append(
         AgentSpec(
             name=final, prompt=path, output="schema.json", reads=previous, deliver="final", needs=artefact.needs,
-            max_tokens=600, retries=1,
+            max_tokens=400, retries=1,
         )
     )  # fmt: skip
     spec = PipelineSpec(

@@ -9,7 +9,7 @@ finding blocks, a test passed, a version was deployed) is written by code
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -19,6 +19,7 @@ FieldType = Literal["string", "integer", "number", "boolean", "list of strings"]
 CheckKind = Literal["has_field", "equals", "contains", "count_at_least"]
 Severity = Literal["blocking", "warning", "note"]
 Half = Literal["dev", "heldout"]
+Line = Annotated[str, Field(max_length=80)]
 
 
 def text(limit: int, description: str = "") -> str:
@@ -33,8 +34,8 @@ class Task(BaseModel):
     feasible: bool = Field(True, description="false when Cantata cannot build it")
     reason: str = text(200, "why it cannot be built (when not feasible)")
     goal: str = text(200, "what the new agent does, in one sentence")
-    constraints: list[str] = Field(default_factory=list, max_length=5)
-    plan: list[str] = Field(default_factory=list, max_length=6)
+    constraints: list[Line] = Field(default_factory=list, max_length=4)
+    plan: list[Line] = Field(default_factory=list, max_length=4)
     reply: SkipJsonSchema[str] = ""  # the early reply, written by code
 
 
@@ -46,10 +47,11 @@ class Check(BaseModel):
     value: str = Field("", max_length=60)
 
 
-# Bounds sized for a small model: six examples must fit in well under a thousand tokens.
+# Bounds sized for a small model: six examples must fit in well under a thousand tokens,
+# and each is one run of the new agent per iteration (the tester's time).
 class Example(BaseModel):
-    input: str = Field(min_length=1, max_length=240)
-    checks: list[Check] = Field(min_length=1, max_length=3)
+    input: str = Field(min_length=1, max_length=160)
+    checks: list[Check] = Field(min_length=1, max_length=2)
     half: SkipJsonSchema[Half] = "dev"  # assigned by code: alternate halves
 
 
@@ -58,56 +60,80 @@ class Requirements(BaseModel):
 
     input: str = text(120, "what the agent receives")
     output: str = text(120, "what it returns")
-    examples: list[Example] = Field(min_length=6, max_length=8)
+    examples: list[Example] = Field(min_length=6, max_length=6)
 
 
 class OutputField(BaseModel):
     name: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,30}$")
     type: FieldType = "string"
-    description: str = Field("", max_length=120)
+    description: str = Field("", max_length=80)
 
 
 class Step(BaseModel):
     """One agent of a multi-step design; the last step writes the output."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,20}$")
-    instructions: str = Field(max_length=600)
+    instructions: str = Field(max_length=240)
 
 
+# Every string a role writes is bounded under the embedded grammar's repeat limit (256,
+# backends/embedded.py), so the grammar itself ends a reply before max_tokens cuts it.
 class Design(BaseModel):
     """architect: the new agent's shape."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{2,30}$")
-    instructions: str = Field(max_length=800, description="the role's instructions")
-    fields: list[OutputField] = Field(min_length=1, max_length=8)
+    instructions: str = Field(max_length=240, description="the role's instructions")
+    fields: list[OutputField] = Field(min_length=1, max_length=5)
     needs: Need = "chat"
     tool: bool = Field(False, description="whether a Python tool function is needed")
-    tool_purpose: str = text(200)
-    steps: list[Step] = Field(default_factory=list, max_length=3)
+    tool_purpose: str = text(120)
+    steps: list[Step] = Field(default_factory=list, max_length=2)
 
 
 class Artefact(BaseModel):
-    """builder and fixer: what Cantata assembles into a pipeline folder (assembly.py)."""
+    """What Cantata assembles into a pipeline folder (assembly.py): the builder's and the
+    fixer's stored output. Neither writes all of it (BuiltArtefact, FixedArtefact)."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{2,30}$")
-    instructions: str = Field(max_length=800)
-    fields: list[OutputField] = Field(min_length=1, max_length=8)
-    steps: list[Step] = Field(default_factory=list, max_length=3)
+    instructions: str = Field(max_length=240)
+    fields: list[OutputField] = Field(min_length=1, max_length=5)
+    steps: list[Step] = Field(default_factory=list, max_length=2)
     needs: Need = "chat"
-    tool_code: str = Field("", max_length=4000, description="Python defining run(value) -> JSON, or empty")
-    changes: str = text(300, "fixer: what was changed and why")
+    tool_code: str = Field("", max_length=256, description="Python defining run(value) -> JSON, or empty")
+    changes: str = text(160, "fixer: what was changed and why")
+
+
+# What code derives from the design (name, fields, steps, needs: roles.builder_check) is
+# not the builder's to write: its grammar is two strings, small enough for a 135M model.
+class BuiltArtefact(Artefact):
+    """builder: the instructions and the tool code; code fills the rest from the design."""
+
+    name: SkipJsonSchema[str] = Field("", pattern=r"^[a-z][a-z0-9-]{2,30}$")
+    instructions: str = Field(max_length=240, description="the agent's instructions, written to it")
+    fields: SkipJsonSchema[list[OutputField]] = Field(default_factory=list, max_length=5)
+    steps: SkipJsonSchema[list[Step]] = Field(default_factory=list, max_length=2)
+    needs: SkipJsonSchema[Need] = "chat"
+    changes: SkipJsonSchema[str] = Field("", max_length=160)
+
+
+class FixedArtefact(Artefact):
+    """fixer: instructions, fields and tool code, patched; name, steps and needs are kept."""
+
+    name: SkipJsonSchema[str] = Field("", pattern=r"^[a-z][a-z0-9-]{2,30}$")
+    steps: SkipJsonSchema[list[Step]] = Field(default_factory=list, max_length=2)
+    needs: SkipJsonSchema[Need] = "chat"
 
 
 class Finding(BaseModel):
     severity: Severity
-    where: str = Field("", max_length=60)
-    problem: str = Field(max_length=300)
+    where: str = Field("", max_length=40)
+    problem: str = Field(max_length=160)
 
 
 class Review(BaseModel):
     """critic: the model's review plus the static checks' findings (code)."""
 
-    findings: list[Finding] = Field(default_factory=list, max_length=8)
+    findings: list[Finding] = Field(default_factory=list, max_length=3)
     static: SkipJsonSchema[list[Finding]] = []
     blocking: SkipJsonSchema[bool] = False
 
@@ -144,8 +170,8 @@ class TestReport(BaseModel):
 class Card(BaseModel):
     """documenter: the model's summary; code adds the facts (fields, tests, cost)."""
 
-    summary: str = Field(max_length=500)
-    limits: list[str] = Field(default_factory=list, max_length=5)
+    summary: str = Field(max_length=240)
+    limits: list[Line] = Field(default_factory=list, max_length=3)
     card: SkipJsonSchema[str] = ""
 
 

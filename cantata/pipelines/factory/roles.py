@@ -24,7 +24,10 @@ from cantata.pipelines.factory.assembly import assemble, assembly_error, output_
 from cantata.pipelines.factory.models import (
     Artefact,
     Card,
+    Check,
     Deployment,
+    Design,
+    Example,
     Finding,
     Requirements,
     Review,
@@ -117,7 +120,7 @@ def orchestrator_check(ctx: CheckContext) -> Task:
         if stated is not None:
             return task.model_copy(update={"reason": stated, "reply": f"I cannot build this: {stated}."})
         doubt = task.reason.strip()
-        task = task.model_copy(update={"feasible": True, "constraints": [*task.constraints, f"doubt: {doubt}"][:5]}
+        task = task.model_copy(update={"feasible": True, "constraints": [*task.constraints, f"doubt: {doubt}"[:80]][:4]}
                                if doubt else {"feasible": True})  # fmt: skip
     goal = task.goal.strip() or ctx.message.strip()[:200]
     return task.model_copy(update={"goal": goal, "reply": f"Building an agent: {goal}"})
@@ -135,23 +138,80 @@ def analyst_shortcut(ctx: FunctionContext) -> Requirements | None:
 
 
 def analyst_check(ctx: CheckContext) -> Requirements:
-    """Halves are split by code, alternately: the fixer will only ever see the first."""
+    """Halves are split by code, alternately: the fixer will only ever see the first.
+    Checks that cannot mean anything are dropped (see `meaningful`)."""
     requirements = parsed(Requirements, ctx.output)
     if requirements is None or len(requirements.examples) < 6:
         raise Rejected("write at least six examples, each an input and the checks its output must pass")
-    examples = [
-        e.model_copy(update={"half": "dev" if i % 2 == 0 else "heldout"}) for i, e in enumerate(requirements.examples)
-    ]
+    examples = []
+    for i, example in enumerate(requirements.examples):
+        # With none left, the example still asks for an output valid against the schema.
+        checks = [c for c in example.checks if meaningful(c)] or [Check(kind="has_field")]
+        examples.append(example.model_copy(update={"checks": checks, "half": "dev" if i % 2 == 0 else "heldout"}))
     return requirements.model_copy(update={"examples": examples})
+
+
+def tests_a_property(example: Example) -> bool:
+    """Whether an example checks more than a valid, non-empty output."""
+    return any(c.kind != "has_field" or c.field.strip() for c in example.checks)
+
+
+def meaningful(check: Check) -> bool:
+    """Whether a check says something (a small model writes `equals ""` on no field):
+    a value to compare needs a field and a value, a count a field and a whole number."""
+    if check.kind in ("equals", "contains"):
+        return bool(check.field.strip() and check.value.strip())
+    if check.kind == "count_at_least":
+        return bool(check.field.strip()) and check.value.strip().isdigit()
+    return True  # has_field: on no field, that the output is not empty
 
 
 # -- builder and fixer ------------------------------------------------------------------------
 
 
-def artefact_check(ctx: CheckContext) -> Artefact:
-    artefact = parsed(Artefact, ctx.output)
-    if artefact is None:
+def builder_check(ctx: CheckContext) -> Artefact:
+    """The builder writes the instructions and the tool code; the rest is the design's,
+    filled here. Tool code the design did not ask for is dropped: it could only block."""
+    design = parsed(Design, ctx.inputs.get("architect"))
+    if design is None:
+        raise Rejected("there is no design to build from")  # `required` keeps this from happening
+    # The reply was validated against BuiltArtefact: its two strings are there (the fields
+    # code fills are still empty, so it is read as a dict, not parsed as an Artefact).
+    draft: dict[str, Any] = ctx.output if isinstance(ctx.output, dict) else {}
+    if not draft and not ctx.last_chance:
         raise Rejected("the artefact does not match the schema")
+    # On its last chance (no usable reply) the builder's artefact is the design as it stands.
+    instructions = str(draft.get("instructions") or "").strip() or design.instructions
+    artefact = Artefact(
+        name=design.name, instructions=instructions, fields=design.fields, steps=design.steps, needs=design.needs,
+        tool_code=str(draft.get("tool_code") or "") if design.tool else "",
+    )  # fmt: skip
+    return loadable(artefact)
+
+
+def fixer_check(ctx: CheckContext) -> Artefact:
+    """The fixer patches instructions, fields and tool code; name, steps and needs stay."""
+    before = latest_artefact(ctx)
+    if before is None:
+        raise Rejected("there is no artefact to fix")  # `required` keeps this from happening
+    patch: dict[str, Any] = ctx.output if isinstance(ctx.output, dict) else {}  # validated as FixedArtefact
+    if not patch:
+        if not ctx.last_chance:
+            raise Rejected("the artefact does not match the schema")
+        return before.model_copy(update={"changes": "the fixer gave no usable patch: unchanged"})
+    artefact = Artefact(
+        name=before.name, steps=before.steps, needs=before.needs,
+        instructions=str(patch.get("instructions") or "").strip() or before.instructions,
+        fields=patch.get("fields") or before.fields,
+        # It may correct or drop the tool, not add one the design did not ask for.
+        tool_code=str(patch.get("tool_code") or "") if before.tool_code.strip() else "",
+        changes=str(patch.get("changes") or ""),
+    )  # fmt: skip
+    return loadable(artefact)
+
+
+def loadable(artefact: Artefact) -> Artefact:
+    """The artefact, if the pipeline it assembles into loads; else it goes back with the error."""
     with tempfile.TemporaryDirectory() as tmp:
         problem = assembly_error(artefact, Path(tmp) / "agent")
     if problem is not None:
@@ -274,6 +334,10 @@ async def deployer(ctx: FunctionContext) -> Deployment:
     if report.error:
         failing.append(report.error)
     blocking = [f"{f.where}: {f.problem}" for f in review.static if f.severity == "blocking"]
+    # Passing tests that test nothing are no reason to deploy (a small model's analyst).
+    requirements = parsed(Requirements, ctx.inputs.get("analyst"))
+    if requirements is not None and not any(tests_a_property(e) for e in requirements.examples):
+        blocking.append("tests: every example checks only that the output is valid, none a property of it")
     force = bool(ctx.options.get("force"))
     if (failing or blocking or not report.all_passed) and not force:
         reason = "; ".join(blocking[:3] + failing[:5]) or "no test ran"

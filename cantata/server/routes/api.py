@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from cantata.errors import CantataError
+from cantata.factory.progress import task_summary
 from cantata.figures import live_figures
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
@@ -37,6 +38,7 @@ from cantata.server_metrics import scrape
 
 router = APIRouter(prefix="/api", tags=["api"])
 LIVE_WINDOW_S = 3600.0
+FACTORY = "factory"  # the bundled pipeline whose turns are the task board's tasks
 
 
 def _service(request: Request) -> Service:
@@ -231,9 +233,21 @@ async def plan(request: Request, body: PlanRequest, caller: Caller) -> dict[str,
 
 
 @router.get("/tasks")
-async def tasks(caller: Caller) -> dict[str, Any]:
-    return {
-        "tasks": [],
-        "note": "The agent factory's task board appears here once the factory lands: each task's stage, "
-        "role, iteration and tests passed.",
-    }
+async def tasks(request: Request, caller: Caller, user: str | None = None) -> dict[str, Any]:
+    """The agent factory's task board: each factory turn of the user's (newest first) with
+    the role at work, its stage, the loop's iteration, tests passed and tokens so far."""
+    service = _service(request)
+    who = service.visible_user(caller, user)
+    board, after = [], 0
+    for session in await service.store.sessions(who):
+        if session.pipeline != FACTORY:
+            continue
+        for turn in await service.store.turns(session.id):
+            events = await service.store.events(turn.id)
+            after = max([after, *(e.seq for e in events)])
+            history = await service.store.entry_history(turn.id)
+            board.append(task_summary(turn, list(events), history))
+    board.sort(key=lambda t: t["turn_id"], reverse=True)
+    # `after`: the last event read here, for the live stream to follow on from.
+    note = "No factory task yet: run `cantata factory \"REQUEST\"`, or send a request to the model 'factory'."
+    return {"user": who, "tasks": board, "after": after, "note": note}

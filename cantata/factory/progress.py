@@ -1,0 +1,84 @@
+"""A factory task's progress, from its events: the role at work, its stage, the loop's
+iteration, the tests passed so far and the tokens spent.
+
+One reading of the events for both views of a task: the terminal's live line
+(`cantata factory`, run.py) folds the events as they happen; the dashboard's task board
+(`/api/tasks`) folds the stored ones, plus the stored tester and deployer entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cantata.store import EntryRow, TurnRow
+
+
+class EventLike(Protocol):
+    """What both a live Event and a StoredEvent carry."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def agent(self) -> str | None: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+    @property
+    def at_s(self) -> float: ...
+
+
+def tests_line(report: dict[str, Any]) -> str:
+    return (
+        f"dev {report.get('dev_passed', 0)}/{report.get('dev_total', 0)}, "
+        f"held-out {report.get('heldout_passed', 0)}/{report.get('heldout_total', 0)}"
+    )
+
+
+@dataclass
+class TaskProgress:
+    role: str = "-"
+    stage: str = "starting"
+    iteration: int = 0
+    tests: str = "-"
+    tokens: int = 0
+    seconds: float = 0.0
+
+    def add(self, event: EventLike) -> None:
+        if event.type == "agent_token":
+            return
+        if event.agent:
+            self.role = event.agent
+            self.stage = event.type.removeprefix("agent_")
+        self.iteration = int(event.data.get("iteration", self.iteration) or self.iteration)
+        self.tokens += int(event.data.get("prompt_tokens") or 0) + int(event.data.get("completion_tokens") or 0)
+        self.seconds = max(self.seconds, event.at_s)
+
+    def tested(self, report: dict[str, Any]) -> None:
+        self.tests = tests_line(report)
+
+
+def task_summary(turn: TurnRow, events: list[EventLike], history: list[EntryRow]) -> dict[str, Any]:
+    """One row of the task board: a factory turn, running or done."""
+    progress = TaskProgress()
+    for event in events:
+        progress.add(event)
+    reports = [e.output for e in history if e.agent == "tester" and isinstance(e.output, dict)]
+    if reports:
+        progress.tested(reports[-1])
+    deployment = next((e.output for e in history if e.agent == "deployer" and isinstance(e.output, dict)), None)
+    return {
+        "turn_id": turn.id,
+        "request": turn.message,
+        "status": turn.status,
+        "started_at": turn.started_at,
+        "role": progress.role,
+        "stage": progress.stage,
+        "iteration": progress.iteration,
+        "tests": progress.tests,
+        "tokens": progress.tokens,
+        "seconds": round(progress.seconds, 1),
+        "deployed": bool(deployment and deployment.get("deployed")),
+        "agent": (deployment or {}).get("name") or None,
+        "version": (deployment or {}).get("version"),
+        "reason": (deployment or {}).get("reason", ""),
+    }
