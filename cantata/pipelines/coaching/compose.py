@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Literal
 
-from cantata.pipelines.coaching.mi import MiProcess, content_stems, double_sided_reflection
+from cantata.pipelines.coaching.mi import MiProcess, content_stems, double_sided_reflection, second_person
 from cantata.pipelines.coaching.safety import Locale, normalize
 
 Length = Literal["brief", "detailed"]
@@ -63,40 +63,12 @@ def pick(options: tuple[str, ...], turn: Turn, move: str) -> str:
 
 # -- the person's words, said back --------------------------------------------------------------
 
-_SWAP_EN = {
-    "i": "you",
-    "i'm": "you're",
-    "im": "you're",
-    "i've": "you've",
-    "i'll": "you'll",
-    "i'd": "you'd",
-    "me": "you",
-    "my": "your",
-    "mine": "yours",
-    "myself": "yourself",
-    "am": "are",
-    "we": "you",
-    "our": "your",
-    "us": "you",
-}
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?;…])\s+|,\s+(?=(?:but|and|so|because|mais|et|parce|car)\b)|\s+(?=(?:but|mais|because|parce que)\s)"
 )
 # A clause that starts with its subject can be said back as "you ..."; others are quoted.
 _SUBJECT_EN = re.compile(r"^(?:i|i'm|im|i've|i'll|i'd|my|it|it's|the|this|that|we|our|there|work|everything)\b", re.I)
 _LEAD = re.compile(r"^(?:but|and|so|because|well|honestly|mais|et|donc|parce que|car|bon|bref)\b[\s,]*", re.I)
-
-
-def _swap_en(clause: str) -> str:
-    words = clause.split()
-    out: list[str] = []
-    for i, word in enumerate(words):
-        low = word.lower()
-        if low == "was" and i and words[i - 1].lower() == "i":
-            out.append("were")
-            continue
-        out.append(_SWAP_EN.get(low, word))
-    return " ".join(out)
 
 
 _FINER = re.compile(
@@ -147,7 +119,7 @@ def key_clause(message: str, *, avoid: str = "") -> tuple[str, bool] | None:
     if best is not None and best[0] > 0:
         return best[2], True
     said = normalize(avoid)
-    unsaid = [p for p in pieces if normalize(p) not in said and normalize(_swap_en(p)) not in said]
+    unsaid = [p for p in pieces if normalize(p) not in said and normalize(second_person(p)) not in said]
     return ((unsaid or pieces)[-1], True) if pieces else None
 
 
@@ -179,7 +151,7 @@ def reflect_words(turn: Turn, *, avoid: str = "") -> str | None:
     if turn.locale == "en":
         if piece or not _SUBJECT_EN.match(clause):
             return pick(_QUOTE_EN, turn, "quote").format(c=clause)
-        said = _swap_en(clause)
+        said = second_person(clause)
         return pick(_REFLECT_EN, turn, "reflect").format(c=said[0].lower() + said[1:])
     return pick(_REFLECT_FR, turn, "reflect").format(c=clause[0].lower() + clause[1:])
 

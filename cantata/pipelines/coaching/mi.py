@@ -85,6 +85,9 @@ _SWAP = {
     "myself": "yourself",
     "am": "are",
     "was": "were",
+    "we": "you",
+    "our": "your",
+    "us": "you",
 }
 _GAP_EN = (
     re.compile(
@@ -99,7 +102,8 @@ _GAP_EN = (
 )
 
 
-def _swap(clause: str) -> str:
+def second_person(clause: str) -> str:
+    """An English clause said back to the person: "I skip my runs" -> "you skip your runs"."""
     words = clause.strip(" ,;:").split()
     out = []
     for i, word in enumerate(words):
@@ -125,8 +129,8 @@ def double_sided_reflection(message: str) -> str | None:
         if match is None:
             continue
         # Take the clauses from the original text, to keep the person's own spelling.
-        want = _swap(text[match.start("want") : match.end("want")])
-        actual = _swap(text[match.start("actual") : match.end("actual")])
+        want = second_person(text[match.start("want") : match.end("want")])
+        actual = second_person(text[match.start("actual") : match.end("actual")])
         if _NOUN_START.match(actual):  # "but the cigarette after dinner is hard": no "you" to add
             return f"You want to {want}, and {actual}."
         ending = "" if re.search(r"\binstead\b", actual.lower()) else " instead"
