@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cantata.pipelines.coaching.rules import gate_of, sentence_words
+from cantata.pipelines.coaching.rules import gate_of, regex_depths, sentence_words
 from cantata.pipelines.coaching.safety import Category, Tier
 
 HIGH = 3  # as guard.HIGH_SCORE: the weight of one sign a clinician acts on alone
@@ -64,23 +64,11 @@ class Concept:
 
 def _top_level(body: str) -> tuple[str, ...]:
     """The top-level alternatives of a regex body."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = body.index("]", i + 1) + 1
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+    parts, start = [], 0
+    for i, c, depth in regex_depths(body):
+        if c == "|" and depth == 0:
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     parts.append(body[start:])
     return tuple(parts)
 

@@ -16,6 +16,7 @@ no pattern may use "." or a negated character class, so none can cross a sentenc
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cantata.pipelines.coaching.safety import Category, Tier
@@ -66,8 +67,9 @@ _LITERAL = frozenset("abcdefghijklmnopqrstuvwxyz0123456789' -,")
 _QUANTIFIERS = frozenset("?*{")
 
 
-def _group_end(pattern: str, start: int) -> int:
-    """Index just past the group opening at `start`."""
+def regex_depths(pattern: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, group depth after it) for each character of `pattern` from
+    `start` that is not escaped or inside a character class: how a regex's structure is read."""
     depth, i = 0, start
     while i < len(pattern):
         c = pattern[i]
@@ -81,9 +83,15 @@ def _group_end(pattern: str, start: int) -> int:
             depth += 1
         elif c == ")":
             depth -= 1
-            if depth == 0:
-                return i + 1
+        yield i, c, depth
         i += 1
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index just past the group opening at `start`."""
+    for i, c, depth in regex_depths(pattern, start):
+        if c == ")" and depth == 0:
+            return i + 1
     raise ValueError(f"unbalanced group in {pattern!r}")
 
 
