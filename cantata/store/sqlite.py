@@ -70,11 +70,12 @@ class SqliteStore:
         try:
             if isinstance(self.path, Path):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(
+                str(self.path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+            _set_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
-            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._db = db
             _migrate(db, self.path)
         except StoreError as exc:
@@ -630,6 +631,20 @@ class _Worker:
 
 
 # -- SQL helpers (run on the worker thread) ------------------------------------------------
+
+
+def _set_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL. While another process creates or converts the same new file, SQLite
+    answers "database is locked" at once, without waiting on the busy timeout: wait here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _nothing(db: sqlite3.Connection) -> None:
