@@ -16,6 +16,7 @@ import itertools
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -60,30 +61,41 @@ class _Workers:
 _workers = _Workers()
 
 
+def settle(future: asyncio.Future[Any], result: Any = None, error: BaseException | None = None) -> None:
+    """Resolve `future` on its loop, unless its caller gave up meanwhile (timeout, cancellation)."""
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+def answering(
+    fn: Callable[[], T], loop: asyncio.AbstractEventLoop, done: Callable[[Any, BaseException | None], None]
+) -> Callable[[], None]:
+    """A job for a worker thread: run `fn`, then `done(result, error)` on `loop`. The one
+    way back to the loop for every thread here (functions' and the store's)."""
+
+    def job() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (fn(), None)
+        except StopIteration as exc:  # a future cannot hold StopIteration
+            outcome = (None, RuntimeError(f"StopIteration raised: {exc}"))
+        except BaseException as exc:  # handed to the loop, whatever it is
+            outcome = (None, exc)
+        try:
+            loop.call_soon_threadsafe(done, *outcome)
+        except RuntimeError:  # the loop closed while the job ran: nobody waits
+            pass
+
+    return job
+
+
 async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` on a worker thread, awaited; cancelling the await abandons the call."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():  # the caller may have given up (timeout, cancellation)
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-
-    def job() -> None:
-        try:
-            outcome: tuple[bool, Any] = (True, context.run(fn, *args))
-        except StopIteration as exc:  # a future cannot hold StopIteration
-            outcome = (False, RuntimeError(f"StopIteration raised: {exc}"))
-        except BaseException as exc:  # handed to the caller, whatever it is
-            outcome = (False, exc)
-        try:
-            loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:  # the loop closed while the function ran: nobody waits
-            pass
-
-    _workers.submit(job)
+    _workers.submit(answering(lambda: context.run(fn, *args), loop, partial(settle, future)))
     return await future

@@ -40,6 +40,7 @@ from cantata.store.base import (
     TurnRow,
 )
 from cantata.store.migrations import MIGRATIONS
+from cantata.threads import answering, settle
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
@@ -134,7 +135,7 @@ class SqliteStore:
             await self.commit(_nothing)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), loop, partial(_settle, future))
+        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), loop, partial(settle, future))
         return await future
 
     async def commit(self, write: Write) -> Any:
@@ -187,9 +188,9 @@ class SqliteStore:
             outcomes, base = done
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
-                _settle(future, result=value)
+                settle(future, result=value)
             else:
-                _settle(future, error=_store_error(self.path, value))
+                settle(future, error=_store_error(self.path, value))
         if base is None:
             # Not committed: keep them, in order, for the next write (or close).
             self._pending[:0] = pending
@@ -582,7 +583,7 @@ class SqliteStore:
         self._closed = True
         loop = asyncio.get_running_loop()
         closed: asyncio.Future[None] = loop.create_future()
-        self._executor.call(self._close_connection, loop, partial(_settle, closed))
+        self._executor.call(self._close_connection, loop, partial(settle, closed))
         await closed
         self._executor.stop()
 
@@ -613,18 +614,7 @@ class _Worker:
         self, fn: Callable[[], T], loop: asyncio.AbstractEventLoop, done: Callable[[Any, BaseException | None], None]
     ) -> None:
         """Run `fn` in turn, then `done(result, error)` on `loop`."""
-
-        def job() -> None:
-            try:
-                outcome: tuple[Any, BaseException | None] = (fn(), None)
-            except BaseException as exc:  # handed to the loop, whatever it is
-                outcome = (None, exc)
-            try:
-                loop.call_soon_threadsafe(done, *outcome)
-            except RuntimeError:  # the loop closed while the job ran: nobody waits
-                pass
-
-        self._jobs.put(job)
+        self._jobs.put(answering(fn, loop, done))
 
     def stop(self) -> None:
         self._jobs.put(None)
@@ -787,16 +777,6 @@ def _store_error(where: object, exc: BaseException) -> StoreError:
     error = StoreError(f"write to {where} failed: {exc}")
     error.__cause__ = exc
     return error
-
-
-def _settle(future: asyncio.Future[Any], result: Any = None, error: BaseException | None = None) -> None:
-    """Resolve a writer's future unless its caller was cancelled meanwhile."""
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
 
 
 def _json(output: Any) -> str | None:
