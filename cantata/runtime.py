@@ -17,7 +17,7 @@ from cantata.events import Event, EventBus, Listener
 from cantata.pool import Pool
 from cantata.scheduler import TurnRunner
 from cantata.spec import Pipeline
-from cantata.store import SessionRow, Store, open_store
+from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
 
 DEFAULT_USER = "local"
@@ -89,8 +89,12 @@ class Cantata:
                 raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
         await self.check(pipeline)
         session = await self.session_for(pipeline, user=user, session_id=session_id)
-        turn_id, number = await self.store.start_turn(session, message, new_session=session_id is None)
-        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=False, options=options)
+        started = await self.store.start_turn(
+            session, message, new_session=session_id is None, memory=pipeline.memory_agents
+        )
+        return await self._run(
+            pipeline, session, started.id, started.number, message, on_event, context=started.context, options=options
+        )
 
     async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
@@ -101,7 +105,8 @@ class Cantata:
         if session.pipeline != pipeline.name:
             raise UserError(f"turn {turn_id} belongs to pipeline '{session.pipeline}', not '{pipeline.name}'")
         await self.check(pipeline)
-        return await self._run(pipeline, session, turn_id, number, message, on_event, resumed=True)
+        context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
+        return await self._run(pipeline, session, turn_id, number, message, on_event, context=context, resumed=True)
 
     async def _run(
         self,
@@ -112,7 +117,8 @@ class Cantata:
         message: str,
         on_event: Listener | None,
         *,
-        resumed: bool,
+        context: TurnContext,
+        resumed: bool = False,
         options: dict[str, Any] | None = None,
     ) -> TurnResult:
         if on_event is not None:
@@ -127,6 +133,7 @@ class Cantata:
                 turn_id=turn_id,
                 number=number,
                 message=message,
+                context=context,
                 resumed=resumed,
                 options=options,
                 runtime=self,

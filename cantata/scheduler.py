@@ -22,7 +22,7 @@ from cantata.nodes import FunctionContext, ModelCall, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec, Pipeline
-from cantata.store import EntryRow, SessionRow, Store
+from cantata.store import EntryRow, SessionRow, Store, TurnContext
 from cantata.structured import reply_text
 from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
 
@@ -44,6 +44,7 @@ class TurnRunner:
         turn_id: int,
         number: int,
         message: str,
+        context: TurnContext,
         resumed: bool = False,
         options: dict[str, Any] | None = None,
         runtime: Cantata | None = None,
@@ -58,6 +59,7 @@ class TurnRunner:
         self.turn_id = turn_id
         self.number = number
         self.message = message
+        self.context = context
         self.resumed = resumed
         self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
         self.results = {name: AgentResult(name=name) for name in pipeline.order}
@@ -69,6 +71,8 @@ class TurnRunner:
         self._memory: dict[str, Any] = {}
         self._calls: dict[str, ModelCall] = {}
         self._writes: list[tuple[AgentResult, Awaitable[None]]] = []  # entries queued, in order
+        self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
+        self._finished: tuple[TurnStatus, Awaitable[None]] | None = None  # the status and its write
 
     def clock(self) -> float:
         return time.monotonic() - self._t0
@@ -84,7 +88,7 @@ class TurnRunner:
             await self.board.load()
         self.emit("turn_started", message_chars=len(self.message), resumed=bool(self.board.outputs))
         await self._prepare_context()
-        done: dict[str, asyncio.Future[None]] = {}
+        done = self._done
         loop = asyncio.get_running_loop()
         for name in self.pipeline.order:
             done[name] = loop.create_future()
@@ -105,13 +109,13 @@ class TurnRunner:
             for task in tasks:
                 task.cancel()
             raise
-        status = self._status()
-        replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
-        self.emit("turn_delivered", status=status)
-        # Finished behind the entries, in one crossing to the store with them; in the rare
-        # case that an entry could not be stored, the turn's status is corrected after.
-        await asyncio.gather(self._committed(), self.store.finish_turn(self.turn_id, status, replies))
-        if self._status() != status:
+        if self._finished is None:  # no agent ran: a resumed turn whose agents had all written
+            self._finish()
+        assert self._finished is not None
+        status, finished = self._finished
+        await self._committed()
+        await finished
+        if self._status() != status:  # an entry could not be stored: the turn's status says so
             status = self._status()
             await self.store.finish_turn(self.turn_id, status, [])
         return TurnResult(
@@ -130,24 +134,20 @@ class TurnRunner:
     async def _prepare_context(self) -> None:
         """Memory, recent turns and the briefing: read once per turn, shared by every agent."""
         model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
-        # Asked for together, the reads cross to the store's thread and back once, not thrice.
-        memory, (summary, upto), recent = await asyncio.gather(
-            self.store.latest_outputs(self.session.user_id, self.pipeline.memory_agents, self.turn_id),
-            self.store.session_summary(self.session.id),
-            self.store.recent_turns(self.session.id, self.turn_id),
-        )
+        context = self.context
+        memory = context.memory
         self._memory = {name: entry.output for name, entry in memory.items()}
         if not model_agents:
             return
-        # The summary covers turns up to `upto`; the newest turns are the ones after it.
-        past_turns = [turn for turn in recent if turn.number > upto]
+        # The summary covers turns up to `summary_upto`; the newest turns are the ones after it.
+        past_turns = [turn for turn in context.recent if turn.number > context.summary_upto]
         # Budgets are counted with the tokenizer of the instance the first model agent uses.
         backend = self.pool.instance_for(model_agents[0].model).backend
         build = partial(
             build_briefing,
             preamble=self.pipeline.preamble,
             memory=memory,
-            summary=summary,
+            summary=context.summary,
             past_turns=past_turns,
             message=self.message,
             budget=self.pipeline.spec.budget,
@@ -170,6 +170,19 @@ class TurnRunner:
             await self._run_agent(agent, view or self.results, iteration)
         finally:
             done[agent.name].set_result(None)
+        self._finish_if_done()
+
+    def _finish_if_done(self) -> None:
+        """Once every agent has run, in the same tick as the last one's entry was queued:
+        the turn's status and replies are queued right behind it and share its commit."""
+        if self._finished is None and all(future.done() for future in self._done.values()):
+            self._finish()
+
+    def _finish(self) -> None:
+        status = self._status()
+        replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
+        self.emit("turn_delivered", status=status)
+        self._finished = (status, self.store.finish_turn(self.turn_id, status, replies))
 
     async def _loop(self, loop: LoopSpec, done: dict[str, asyncio.Future[None]]) -> None:
         """The loop's agents, iteration after iteration, until `until` says stop.
@@ -212,6 +225,7 @@ class TurnRunner:
         self.emit("loop_finished", iterations=iteration, stopped=stopped)
         for name in loop.agents:
             done[name].set_result(None)
+        self._finish_if_done()
 
     async def _until(self, loop: LoopSpec, view: dict[str, AgentResult], iteration: int) -> bool:
         """The loop's stop condition on this iteration's outputs (in code, off the loop)."""

@@ -108,7 +108,7 @@ async def test_resume_continues_the_loop_where_it_stopped(write: WriteFile, home
     events: list[Event] = []
     try:
         session = await runtime.session_for(looped, user="u", session_id=None)
-        turn_id, _ = await runtime.store.start_turn(session, "go", new_session=True)
+        turn_id = (await runtime.store.start_turn(session, "go", new_session=True)).id
         # As if the process died during iteration 2, after its check wrote.
         written = [
             ("builder", 0, {"version": 1}),

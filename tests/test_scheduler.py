@@ -243,7 +243,7 @@ async def test_resume_reruns_only_missing_agents(write: WriteFile, home: Path) -
     app = Cantata(load_config(speeds(write)), home=home)
     try:
         session = await app.session_for(pipeline, user="u", session_id=None)
-        turn_id, _ = await app.store.start_turn(session, "hello", new_session=True)
+        turn_id = (await app.store.start_turn(session, "hello", new_session=True)).id
         # As if the process died after a, e and c wrote.
         for agent in ("a", "e", "c"):
             await app.store.write_entry(

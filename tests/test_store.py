@@ -10,7 +10,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import Store
+from cantata.store import Store, TurnContext
 from tests.conftest import StoreFactory
 
 
@@ -23,7 +23,7 @@ async def store(open_test_store: StoreFactory) -> AsyncIterator[Store]:
 
 async def new_turn(store: Store, user: str, message: str = "hi") -> tuple[str, int]:
     session = store.new_session(user, "p")
-    turn_id, _ = await store.start_turn(session, message, new_session=True)
+    turn_id = (await store.start_turn(session, message, new_session=True)).id
     return session.id, turn_id
 
 
@@ -60,7 +60,7 @@ async def test_turn_numbers_stay_unique_with_two_writers_at_once(open_test_store
         started = await asyncio.gather(
             *(store.start_turn(session, f"from {i}") for i in range(20) for store in (first, second))
         )
-        numbers = sorted(number for _, number in started)
+        numbers = sorted(turn.number for turn in started)
         assert numbers == list(range(2, 42))
         turns = await second.turns(session.id)
         assert [t.number for t in turns] == list(range(1, 42))
@@ -74,7 +74,7 @@ async def test_memory_is_the_latest_ok_entry_of_this_user_only(store: Store) -> 
     for user in ("ana", "ben"):
         session = store.new_session(user, "p")
         for n in range(2):
-            turn_id, _ = await store.start_turn(session, f"{user} {n}", new_session=n == 0)
+            turn_id = (await store.start_turn(session, f"{user} {n}", new_session=n == 0)).id
             await store.write_entry(
                 turn_id=turn_id, user_id=user, agent="shadow", status="ok", output={"who": user, "n": n}, error=None
             )
@@ -126,10 +126,11 @@ async def test_a_cancelled_writer_does_not_hang_the_others(store: Store) -> None
 
 async def test_turns_and_sessions_read_back_as_delivered(store: Store) -> None:
     session = store.new_session("ana", "coaching")
-    first, _ = await store.start_turn(session, "hello", new_session=True)
+    first = (await store.start_turn(session, "hello", new_session=True)).id
     await store.finish_turn(first, "ok", [("coach", "hi!"), ("synth", "hello, Ana")])
-    second, number = await store.start_turn(session, "and now?")
-    assert number == 2
+    started = await store.start_turn(session, "and now?")
+    second = started.id
+    assert started.number == 2
     turn = await store.get_turn(first)
     assert turn is not None
     assert (turn.session_id, turn.user_id, turn.pipeline, turn.number, turn.status) == (
@@ -151,6 +152,30 @@ async def test_turns_and_sessions_read_back_as_delivered(store: Store) -> None:
     await store.start_turn(other, "later", new_session=True)
     assert [s.id for s in await store.sessions("ana")] == [other.id, session.id]
     assert await store.sessions("nobody") == []
+
+
+async def test_a_turn_starts_with_what_it_reads_of_earlier_turns(store: Store) -> None:
+    session = store.new_session("ana", "coaching")
+    first = await store.start_turn(session, "hello", new_session=True, memory=["persona"])
+    assert first.context == TurnContext(memory={}, summary="", summary_upto=0, recent=[])
+    await store.write_entry(
+        turn_id=first.id, user_id="ana", agent="persona", status="ok", output={"tone": "warm"}, error=None
+    )
+    await store.finish_turn(first.id, "ok", [("synth", "hello, Ana")])
+    await store.set_summary(session.id, "Ana says hello.", 1)
+    _, ben_turn = await new_turn(store, "ben")
+    await store.write_entry(
+        turn_id=ben_turn, user_id="ben", agent="shadow", status="ok", output={"of": "ben"}, error=None
+    )
+
+    second = await store.start_turn(session, "and now?", memory=["persona", "shadow"])
+    context = second.context
+    assert context.memory["persona"].output == {"tone": "warm"}
+    assert "shadow" not in context.memory  # Ben's entry is not Ana's memory
+    assert (context.summary, context.summary_upto) == ("Ana says hello.", 1)
+    assert [(t.number, t.user_message, t.reply) for t in context.recent] == [(1, "hello", "hello, Ana")]
+    # A resumed turn reads the same context back.
+    assert await store.turn_context(session, second.id, ["persona", "shadow"]) == context
 
 
 async def test_summary_is_kept_per_session(store: Store) -> None:
@@ -217,7 +242,7 @@ async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events
 async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     for user in ("ana", "ben"):
         session = store.new_session(user, "coaching")
-        turn_id, _ = await store.start_turn(session, f"{user} says hi", new_session=True)
+        turn_id = (await store.start_turn(session, f"{user} says hi", new_session=True)).id
         await store.write_entry(
             turn_id=turn_id, user_id=user, agent="persona", status="ok", output={"of": user}, error=None
         )

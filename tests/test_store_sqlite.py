@@ -47,7 +47,7 @@ async def test_turn_counter_migration_continues_numbering_of_an_older_database(t
     store = SqliteStore(path)
     session = await store.get_session("s")
     assert session is not None
-    _, number = await store.start_turn(session, "the fourth")
+    number = (await store.start_turn(session, "the fourth")).number
     await store.close()
     assert number == 4
 
@@ -75,7 +75,7 @@ async def test_forget_leaves_no_row_of_the_user(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     for user in ("ana", "ben"):
         session = store.new_session(user, "p")
-        turn_id, _ = await store.start_turn(session, f"{user} hi", new_session=True)
+        turn_id = (await store.start_turn(session, f"{user} hi", new_session=True)).id
         await store.write_entry(turn_id=turn_id, user_id=user, agent="a", status="ok", output=user, error=None)
         await store.finish_turn(turn_id, "ok", [("a", f"hello {user}")])
     await store.forget_user("ana")

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cantata.store.base import AgentVersion, EntryRow, PastTurn, SessionInfo, SessionRow, Store, StoredEvent, TurnRow
+from cantata.store.base import (
+    AgentVersion,
+    EntryRow,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    StartedTurn,
+    Store,
+    StoredEvent,
+    TurnContext,
+    TurnRow,
+)
 from cantata.store.sqlite import SqliteStore
 
 
@@ -20,8 +31,10 @@ __all__ = [
     "SessionInfo",
     "SessionRow",
     "SqliteStore",
+    "StartedTurn",
     "Store",
     "StoredEvent",
+    "TurnContext",
     "TurnRow",
     "open_store",
 ]

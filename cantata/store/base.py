@@ -11,7 +11,7 @@ Callers use only this module's names; `sqlite.py` is one implementation among ot
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -67,6 +67,23 @@ class PastTurn:
     number: int
     user_message: str
     reply: str | None
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What a turn's agents read from earlier turns: read once per turn, shared by all."""
+
+    memory: dict[str, EntryRow]  # each memory agent's latest successful entry for the user
+    summary: str  # the session's running summary...
+    summary_upto: int  # ...covering turns up to this number
+    recent: list[PastTurn]  # finished turns of the session before this one, oldest first
+
+
+@dataclass(frozen=True)
+class StartedTurn:
+    id: int
+    number: int  # in the session
+    context: TurnContext
 
 
 @dataclass(frozen=True)
@@ -128,13 +145,23 @@ class Store(Protocol):
         """The user's sessions, newest first."""
         ...
 
-    async def start_turn(self, session: SessionRow, message: str, *, new_session: bool = False) -> tuple[int, int]:
-        """Store the user's message in a new turn; return (turn id, number in the session).
-        Numbers are unique per session even with several writers at once."""
+    async def start_turn(
+        self, session: SessionRow, message: str, *, new_session: bool = False, memory: Sequence[str] = ()
+    ) -> StartedTurn:
+        """Store the user's message in a new turn and read the turn's context (`memory`
+        names the agents whose latest outputs it reads), in one round trip: the turn waits
+        on it before any agent starts. Numbers are unique per session even with several
+        writers at once."""
         ...
 
-    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
-        """Set the turn's status and store its replies (none: only the status changes)."""
+    async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
+        """The context of a turn already started (one being resumed), as `start_turn` reads it."""
+        ...
+
+    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
+        """Set the turn's status and store its replies (none: only the status changes).
+        Queued at the call behind the turn's entries, like `write_entry`: the last
+        entries and the finish share a commit."""
         ...
 
     async def get_turn(self, turn_id: int) -> TurnRow | None: ...

@@ -22,7 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,9 +36,12 @@ from cantata.store.base import (
     PastTurn,
     SessionInfo,
     SessionRow,
+    StartedTurn,
     StoredEvent,
+    TurnContext,
     TurnRow,
 )
+from cantata.store.encoding import encode, encode_lenient
 from cantata.store.migrations import MIGRATIONS
 from cantata.threads import answering, settle
 
@@ -47,6 +50,7 @@ Write = Callable[[sqlite3.Connection], Any]
 
 EVENT_FLUSH_S = 0.05  # how long a buffered event may wait for a write to carry it
 BUSY_TIMEOUT_MS = 5000
+RECENT_TURNS = 50  # the most a turn's context reads back (the briefing's budget keeps fewer)
 
 
 class SqliteStore:
@@ -240,10 +244,12 @@ class SqliteStore:
 
         return await self._read(read)
 
-    async def start_turn(self, session: SessionRow, message: str, *, new_session: bool = False) -> tuple[int, int]:
+    async def start_turn(
+        self, session: SessionRow, message: str, *, new_session: bool = False, memory: Sequence[str] = ()
+    ) -> StartedTurn:
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> tuple[int, int]:
+        def write(db: sqlite3.Connection) -> StartedTurn:
             if new_session:
                 db.execute("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", (session.user_id, now))
                 db.execute(
@@ -266,12 +272,16 @@ class SqliteStore:
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
                 (turn_id, message, now),
             )
-            return turn_id, number
+            # Read in the same transaction: the turn's agents wait on one crossing, not two.
+            return StartedTurn(turn_id, number, _turn_context(db, session, turn_id, memory))
 
-        result: tuple[int, int] = await self.commit(write)
-        return result
+        started: StartedTurn = await self.commit(write)
+        return started
 
-    async def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> None:
+    async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
+        return await self._read(lambda db: _turn_context(db, session, turn_id, memory))
+
+    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
         now = time.time()
 
         def write(db: sqlite3.Connection) -> None:
@@ -281,7 +291,7 @@ class SqliteStore:
                 [(turn_id, agent, text, now) for agent, text in replies],
             )
 
-        await self.commit(write)
+        return self._queue(write)
 
     async def get_turn(self, turn_id: int) -> TurnRow | None:
         def read(db: sqlite3.Connection) -> TurnRow | None:
@@ -310,11 +320,7 @@ class SqliteStore:
         return await self._read(read)
 
     async def session_summary(self, session_id: str) -> tuple[str, int]:
-        def read(db: sqlite3.Connection) -> tuple[str, int]:
-            row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            return (str(row[0]), int(row[1])) if row else ("", 0)
-
-        return await self._read(read)
+        return await self._read(lambda db: _summary(db, session_id))
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -325,21 +331,7 @@ class SqliteStore:
     async def recent_turns(
         self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
     ) -> list[PastTurn]:
-        def read(db: sqlite3.Connection) -> list[PastTurn]:
-            rows = db.execute(
-                """
-                SELECT t.id, t.number,
-                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
-                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
-                        ORDER BY id DESC LIMIT 1)
-                FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
-                ORDER BY t.number DESC LIMIT ?
-                """,
-                (session_id, before_turn, after_number, limit),
-            ).fetchall()
-            return [PastTurn(*row) for row in reversed(rows)]
-
-        return await self._read(read)
+        return await self._read(lambda db: _recent_turns(db, session_id, before_turn, after_number, limit))
 
     # -- blackboard -----------------------------------------------------------------------
 
@@ -372,22 +364,9 @@ class SqliteStore:
         return await self._read(lambda db: _entry_rows(db, turn_id))
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
-        def read(db: sqlite3.Connection) -> dict[str, EntryRow]:
-            found: dict[str, EntryRow] = {}
-            for agent in agents:
-                row = db.execute(
-                    f"SELECT {_ENTRY_COLUMNS} FROM blackboard"
-                    " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-                    " ORDER BY turn_id DESC, iteration DESC LIMIT 1",
-                    (user_id, agent, before_turn),
-                ).fetchone()
-                if row:
-                    found[agent] = _entry(row)
-            return found
-
         if not agents:
             return {}
-        return await self._read(read)
+        return await self._read(lambda db: _latest_outputs(db, user_id, agents, before_turn))
 
     # -- events ---------------------------------------------------------------------------
 
@@ -395,7 +374,7 @@ class SqliteStore:
         """Encoded now, so that data that cannot be stored fails here, not in a later commit."""
         if not event.persisted or self._closed:
             return
-        data = _encode_event(event.data) if event.data else "{}"
+        data = encode_lenient(event.data) if event.data else "{}"
         self._pending.append((event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data)))
         if not self._flush_scheduled and not self._writing:
             self._arm_event_timer()
@@ -457,7 +436,7 @@ class SqliteStore:
             db.execute(
                 "INSERT INTO agent_versions (name, version, created_at, forced, sandboxed, task_turn, summary)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, version, now, int(forced), int(sandboxed), task_turn, _encode(summary)),
+                (name, version, now, int(forced), int(sandboxed), task_turn, encode(summary)),
             )
             return int(version)
 
@@ -699,6 +678,54 @@ def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
     return int(base)
 
 
+def _summary(db: sqlite3.Connection, session_id: str) -> tuple[str, int]:
+    row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return (str(row[0]), int(row[1])) if row else ("", 0)
+
+
+def _recent_turns(
+    db: sqlite3.Connection, session_id: str, before_turn: int, after_number: int, limit: int
+) -> list[PastTurn]:
+    rows = db.execute(
+        """
+        SELECT t.id, t.number,
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
+                ORDER BY id DESC LIMIT 1)
+        FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
+        ORDER BY t.number DESC LIMIT ?
+        """,
+        (session_id, before_turn, after_number, limit),
+    ).fetchall()
+    return [PastTurn(*row) for row in reversed(rows)]
+
+
+def _latest_outputs(
+    db: sqlite3.Connection, user_id: str, agents: Sequence[str], before_turn: int
+) -> dict[str, EntryRow]:
+    found: dict[str, EntryRow] = {}
+    for agent in agents:
+        row = db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM blackboard"
+            " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
+            " ORDER BY turn_id DESC, iteration DESC LIMIT 1",
+            (user_id, agent, before_turn),
+        ).fetchone()
+        if row:
+            found[agent] = _entry(row)
+    return found
+
+
+def _turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
+    summary, upto = _summary(db, session.id)
+    return TurnContext(
+        memory=_latest_outputs(db, session.user_id, memory, turn_id),
+        summary=summary,
+        summary_upto=upto,
+        recent=_recent_turns(db, session.id, turn_id, 0, RECENT_TURNS),
+    )
+
+
 def _turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[TurnRow]:
     rows = db.execute(
         f"""
@@ -758,12 +785,6 @@ def _entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
     return [_entry(row) for row in rows]
 
 
-# One encoder, built once: json.dumps builds a new one for every call with options.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-# Event data is diagnostic: anything not JSON (a set, a model) is stored as its text.
-_encode_event = json.JSONEncoder(ensure_ascii=False, default=str).encode
-
-
 def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
     try:
         return fn(db)
@@ -780,7 +801,7 @@ def _store_error(where: object, exc: BaseException) -> StoreError:
 
 
 def _json(output: Any) -> str | None:
-    return None if output is None else _encode(output)
+    return None if output is None else encode(output)
 
 
 def _entry(row: tuple[Any, ...]) -> EntryRow:
