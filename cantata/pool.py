@@ -117,8 +117,12 @@ class Pool:
     def __init__(self, config: InstancesConfig) -> None:
         self.config = config
         self.instances: dict[str, Instance] = {}
+        self._by_alias: dict[str, Instance] = {}  # every model call asks: answered once per alias
 
     def instance_for(self, alias: str) -> Instance:
+        found = self._by_alias.get(alias)
+        if found is not None:
+            return found
         inst_config = self.config.instance_for(alias)
         if inst_config is None:
             where = self.config.path or "the built-in config"
@@ -127,7 +131,8 @@ class Pool:
             )
         if inst_config.name not in self.instances:
             self.instances[inst_config.name] = Instance(inst_config, make_backend(inst_config))
-        return self.instances[inst_config.name]
+        found = self._by_alias[alias] = self.instances[inst_config.name]
+        return found
 
     async def check(self, aliases: list[str]) -> None:
         """Before a turn writes anything: every alias bound (else ConfigError), every instance

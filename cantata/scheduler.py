@@ -72,6 +72,7 @@ class TurnRunner:
         self._calls: dict[str, ModelCall] = {}
         self._writes: list[tuple[AgentResult, Awaitable[None]]] = []  # entries queued, in order
         self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
+        self._running: set[str] = set()  # agents not done yet: the turn finishes when none is left
         self._finished: tuple[TurnStatus, Awaitable[None]] | None = None  # the status and its write
 
     def clock(self) -> float:
@@ -96,6 +97,8 @@ class TurnRunner:
             if entry is not None and name not in self.pipeline.looped:  # resumed: this agent already wrote
                 self._restore(self.results[name], entry.status, entry.output, entry.error)
                 done[name].set_result(None)
+            else:
+                self._running.add(name)
         tasks = [
             asyncio.create_task(self._node(agent, done), name=f"cantata:{agent.name}")
             for agent in self.pipeline.spec.agents
@@ -170,12 +173,14 @@ class TurnRunner:
             await self._run_agent(agent, view or self.results, iteration)
         finally:
             done[agent.name].set_result(None)
-        self._finish_if_done()
+        if done is self._done:  # not an iteration of the loop: that finishes with the loop
+            self._finish_if_done(agent.name)
 
-    def _finish_if_done(self) -> None:
+    def _finish_if_done(self, *names: str) -> None:
         """Once every agent has run, in the same tick as the last one's entry was queued:
         the turn's status and replies are queued right behind it and share its commit."""
-        if self._finished is None and all(future.done() for future in self._done.values()):
+        self._running.difference_update(names)
+        if not self._running and self._finished is None:
             self._finish()
 
     def _finish(self) -> None:
@@ -225,7 +230,7 @@ class TurnRunner:
         self.emit("loop_finished", iterations=iteration, stopped=stopped)
         for name in loop.agents:
             done[name].set_result(None)
-        self._finish_if_done()
+        self._finish_if_done(*loop.agents)
 
     async def _until(self, loop: LoopSpec, view: dict[str, AgentResult], iteration: int) -> bool:
         """The loop's stop condition on this iteration's outputs (in code, off the loop)."""
