@@ -126,7 +126,8 @@ async def crossing_us(count: int = 2000) -> float:
     """One crossing from the event loop to the store's thread and back: a commit that
     writes nothing, to an in-memory database (median of `count`). Store I/O and synchronous
     functions run off the loop, so a sequential turn waits on a few of these: the store at
-    the turn's start, for its context, and for its last commits, plus each function agent."""
+    the turn's start (its context read with it) and for its last commits, plus each
+    function agent."""
     store = SqliteStore(":memory:")
     times = []
     for _ in range(count):
@@ -158,7 +159,7 @@ def main() -> None:
         f"    each node beyond the first      {r['marginal_node_us_file']:.1f} us (SQLite file)   {r['marginal_node_us_memory']:.1f} us (in-memory SQLite)"
     )
     print(
-        f"    one crossing to a thread        {r['crossing_us']:.1f} us (loop -> store thread -> loop; a sequential turn waits on 4)"
+        f"    one crossing to a thread        {r['crossing_us']:.1f} us (loop -> store thread -> loop; a sequential turn of this DAG waits on 3)"
     )
 
 
