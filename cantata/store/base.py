@@ -199,7 +199,8 @@ class Store(Protocol):
         error: str | None,
         iteration: int = 0,
     ) -> Awaitable[None]:
-        """Queue the entry at the call and return what settles once it is committed.
+        """Queue the entry at the call and return what settles once it is committed (an
+        implementation may hold it a few tens of milliseconds to share a commit).
 
         Write-once: a second entry for the same turn, agent and iteration fails with a
         StoreError. Entries are committed in the order of the calls, and every read sees

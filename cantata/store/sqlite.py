@@ -5,8 +5,10 @@ connection and is the only writer), so the event loop never waits on the disk. W
 are grouped: every write asked for in one loop tick, and every write asked for while
 the thread is busy, shares one transaction and one commit; each caller goes on once its
 own write is durable. Many turns finishing agents at once then cost one commit, not one
-each. Events are buffered and committed with the next write, or after EVENT_FLUSH_S
-when no write comes, so a node costs one commit, not four.
+each. Events and blackboard entries are buffered and committed with the next write (a
+turn's start or finish, a read), or after EVENT_FLUSH_S when none comes: a node costs
+at most one commit, and a quick turn's entries share one with its finish. Readers of an
+entry do not wait for it (see `write_entry`), and a turn returns once all are durable.
 
 WAL with synchronous=NORMAL: durable against a crash of Cantata, fast enough to commit on
 every blackboard write. `busy_timeout` lets a second process (`cantata run` beside a
@@ -147,15 +149,19 @@ class SqliteStore:
         result once committed."""
         return await self._queue(write)
 
-    def _queue(self, write: Write) -> asyncio.Future[Any]:
+    def _queue(self, write: Write, *, soon: bool = True) -> asyncio.Future[Any]:
         """Queue `write` now, behind every write queued before it (the one thread commits
-        them in this order); the future settles once it is committed."""
+        them in this order); the future settles once it is committed. A write that is not
+        needed `soon` waits, like an event, for the next write to carry it, or EVENT_FLUSH_S."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self._closed:
             future.set_exception(StoreError(f"the database {self.path} is closed"))
             return future
         self._batch.append((write, future))
-        self._schedule_flush()
+        if soon:
+            self._schedule_flush()
+        elif not self._flush_scheduled and not self._writing:
+            self._arm_event_timer()
         return future
 
     def _schedule_flush(self) -> None:
@@ -355,7 +361,9 @@ class SqliteStore:
                 which = f" (iteration {iteration})" if iteration else ""
                 raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
 
-        return self._queue(write)
+        # Not soon: readers start on the queued entry, and the turn waits for its commit
+        # only at the end, so the entries of a quick turn share one commit with its finish.
+        return self._queue(write, soon=False)
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:
         return {entry.agent: entry for entry in await self.entry_history(turn_id)}
@@ -383,7 +391,7 @@ class SqliteStore:
         self._callbacks.append(callback)
 
     async def _commit_pending_events(self) -> None:
-        if self._pending or self._writing:
+        if self._pending or self._batch or self._writing:
             await self.commit(_nothing)
 
     async def events(self, turn_id: int) -> list[StoredEvent]:
