@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 
 import pytest
@@ -262,3 +263,14 @@ async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     ben = await store.export_user("ben")
     assert ben["sessions"][0]["summary"] == "ben said hi"
     assert [e.user_id for e in await store.events_after(0)] == ["ben"]
+
+
+async def test_an_output_reads_back_as_written_non_finite_numbers_included(store: Store) -> None:
+    # A function's statistics over no data: NaN and infinities must not come back as null.
+    _, turn_id = await new_turn(store, "ana")
+    output = {"mean": float("nan"), "max": float("inf"), "min": float("-inf"), "n": 0, "note": None}
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="stats", status="ok", output=output, error=None)
+    stored = (await store.entries(turn_id))["stats"].output
+    assert math.isnan(stored["mean"])
+    assert {k: v for k, v in stored.items() if k != "mean"} == {k: v for k, v in output.items() if k != "mean"}
+

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 
 import pytest
@@ -31,3 +33,14 @@ def test_what_is_not_json_data_fails_unless_lenient() -> None:
     with pytest.raises(TypeError):
         encode({"tags": {"a"}})
     assert json.loads(encode_lenient({"tags": {"a"}})) == {"tags": "{'a'}"}
+
+
+def test_datetimes_and_dataclasses_are_not_json_data_as_before() -> None:
+    # orjson would write them as text and objects, which read back as something else.
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    for value in ({"when": datetime.datetime(2026, 1, 1)}, {"at": Point(1)}):
+        with pytest.raises(TypeError):
+            encode(value)

@@ -16,6 +16,9 @@ from typing import Any
 import orjson
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS  # {1: ...} becomes {"1": ...}, as json.dumps writes it
+# Datetimes and dataclasses are not JSON data to the standard library: an output holding
+# one must fail as it did, not be stored as text that reads back as something else.
+_STRICT = _OPTIONS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 _standard = json.JSONEncoder(ensure_ascii=False).encode
 _standard_lenient = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
@@ -23,9 +26,14 @@ _standard_lenient = json.JSONEncoder(ensure_ascii=False, default=str).encode
 def encode(value: Any) -> str:
     """`value` as JSON text; a TypeError if it is not JSON data (a set, an object)."""
     try:
-        return orjson.dumps(value, option=_OPTIONS).decode()
+        text = orjson.dumps(value, option=_STRICT)
     except orjson.JSONEncodeError:
         return _standard(value)
+    if b"null" in text:
+        # orjson writes NaN and the infinities as null; the standard library writes them as
+        # NaN and Infinity, which json.loads reads back. Only outputs holding a null pay this.
+        return _standard(value)
+    return text.decode()
 
 
 def encode_lenient(value: Any) -> str:
