@@ -175,3 +175,23 @@ async def test_run_in_thread_passes_results_and_errors_and_leaves_the_loop_free(
     assert await run_in_thread(threading.get_ident) != loop_thread
     # Many at once: each gets its own answer.
     assert await asyncio.gather(*(run_in_thread(lambda n=n: n * n) for n in range(50))) == [n * n for n in range(50)]
+
+
+async def test_a_function_output_that_cannot_be_stored_fails_its_agent_not_the_process(
+    write: WriteFile, home: Path
+) -> None:
+    write("odd_fn.py", "def tags(ctx):\n    return {'tags': {'a', 'b'}}\n\ndef ok(ctx):\n    return 'fine'\n")
+    text = (
+        "name: odd\nagents:\n  - name: tags\n    function: odd_fn.tags\n"
+        "  - name: b\n    function: odd_fn.ok\n    deliver: final\n"
+    )
+    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
+    try:
+        result = await app.run_turn(load_pipeline(write("p.yaml", text)), "hello")
+        stored = await app.store.get_turn(result.turn_id)
+    finally:
+        await app.close()
+    tags, b = result.agents
+    assert tags.status == "failed" and "could not store the output" in (tags.error or "")
+    assert b.status == "ok" and result.status == "degraded"
+    assert stored is not None and stored.status == "degraded"  # finished, not left running

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import math
 from collections.abc import AsyncIterator
 
@@ -274,3 +275,12 @@ async def test_an_output_reads_back_as_written_non_finite_numbers_included(store
     assert math.isnan(stored["mean"])
     assert {k: v for k, v in stored.items() if k != "mean"} == {k: v for k, v in output.items() if k != "mean"}
 
+
+async def test_an_output_that_is_not_json_data_fails_with_a_store_error_and_writes_nothing(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    for output in ({"tags": {"a", "b"}}, {"when": datetime.datetime(2026, 1, 1)}):
+        with pytest.raises(StoreError, match="agent 'tags'"):
+            await store.write_entry(
+                turn_id=turn_id, user_id="ana", agent="tags", status="ok", output=output, error=None
+            )
+    assert await store.entries(turn_id) == {}

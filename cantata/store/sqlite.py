@@ -352,7 +352,11 @@ class SqliteStore:
         error: str | None,
         iteration: int = 0,
     ) -> Awaitable[None]:
-        row = (turn_id, user_id, agent, iteration, status, _json(output), error, time.time())
+        try:
+            data = _json(output)
+        except (TypeError, ValueError) as exc:  # a set, an object, a cycle: fails its agent alone
+            raise StoreError(f"the output of agent '{agent}' is not JSON data: {exc}") from exc
+        row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
