@@ -345,3 +345,30 @@ async def test_the_turn_json_matches_the_published_schema(write: WriteFile, home
     assert "turn_id" not in printed  # the CLI's shape is unchanged; the id stays on the object
     # What a client parses back is the same turn.
     assert TurnResult.model_validate({**printed, "turn_id": result.turn_id}).as_json() == printed
+
+
+async def test_an_entry_refused_at_commit_fails_its_agent_and_the_turn_status(write: WriteFile, home: Path) -> None:
+    # Another writer (a second process resuming the same turn) stores 'answer' first: the
+    # turn's own entry is refused at its commit, after the finish was queued behind it.
+    write(
+        "racer.py",
+        "async def answer(ctx):\n"
+        "    await ctx.runtime.store.write_entry(turn_id=ctx.turn_id, user_id=ctx.user, agent='answer',"
+        " status='ok', output='theirs', error=None)\n"
+        "    return 'mine'\n"
+        "\ndef side(ctx):\n    return 'side'\n",
+    )
+    text = (
+        "name: race\nagents:\n  - name: side\n    function: racer.side\n"
+        "  - name: answer\n    function: racer.answer\n    deliver: final\n"
+    )
+    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
+    try:
+        result = await app.run_turn(load_pipeline(write("race.yaml", text)), "hello")
+        stored = await app.store.get_turn(result.turn_id)
+    finally:
+        await app.close()
+    answer = next(a for a in result.agents if a.name == "answer")
+    assert answer.status == "failed" and "already has an entry" in (answer.error or "")
+    assert result.status == "failed"
+    assert stored is not None and stored.status == "failed"
