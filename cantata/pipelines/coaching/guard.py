@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cantata import FunctionContext
-from cantata.pipelines.coaching import evidence, other_risks, signs
+from cantata.pipelines.coaching import evidence, learned, other_risks, signs
 from cantata.pipelines.coaching.models import Guard, GuardHit, GuardSignal
 from cantata.pipelines.coaching.rules import Rule, sentence_words
 from cantata.pipelines.coaching.safety import (
@@ -230,18 +230,35 @@ def _ordinary_absence(sentence: str, matched: str) -> bool:
     )
 
 
-def screen(message: str) -> list[GuardHit]:
-    """Every rule hit in the message, with negation, time/means cues and medical context applied."""
-    return _screen(tolerant(message))
+def screen(message: str, model: learned.Model | None = None) -> list[GuardHit]:
+    """Every rule hit in the message, with negation, time/means cues and medical context
+    applied, and the learned signal's (`model`: the committed one by default)."""
+    return _screen(tolerant(message), learned.default_model() if model is None else model)
 
 
-def _screen(text: str) -> list[GuardHit]:
+def _screen(text: str, model: learned.Model) -> list[GuardHit]:
+    hits, readable = _rules(text)
+    learned_hit = _learned(model, readable)
+    return hits if learned_hit is None else [*hits, learned_hit]
+
+
+def readable(message: str) -> list[str]:
+    """The sentences of the message's tolerant() form that the learned signal reads (what
+    train_learned.py scores, as the guard does)."""
+    return [sentence for sentence, _ in _rules(tolerant(message))[1]]
+
+
+def _rules(text: str) -> tuple[list[GuardHit], list[tuple[str, frozenset[str]]]]:
+    """The phrase rules' and the evidence score's hits, and the sentences (with their
+    words) that the learned signal may read."""
     close = _IMMINENT_CUES.search(text) is not None
     hits: list[GuardHit] = []
     seen: set[str] = set()
+    readable: list[tuple[str, frozenset[str]]] = []  # the sentences the learned signal may read
     for sentence in text.split(_SENTENCES):
         words = sentence_words(sentence)
         denied = False
+        explained = False  # a symptom the sentence places in the past or in a habit
         for rule in RULES:
             if rule.id in seen or not rule.may_match(words):
                 continue
@@ -264,7 +281,7 @@ def _screen(text: str) -> list[GuardHit]:
             if rule.category == "medical_emergency":
                 note = _medical_context(sentence)
                 if note:
-                    tier, weight = "none", 0
+                    tier, weight, explained = "none", 0, True
             if close and rule.escalates and rule.category in _ACTIONABLE and tier != "none":
                 tier = max_tier(tier, "high" if negated else "imminent")
             denied = denied or negated
@@ -284,6 +301,8 @@ def _screen(text: str) -> list[GuardHit]:
         # An ordinary reason for an absence explains the evidence as it explains the rules'.
         ordinary = _ORDINARY_ABSENCE.search(sentence) is not None and _FINALITY.search(sentence) is None
         found = None if denied or ordinary else evidence.assess_sentence(sentence, words)
+        if not (denied or ordinary or explained):
+            readable.append((sentence, words))
         if found is not None and f"evidence.{found.family}" not in seen:
             seen.add(f"evidence.{found.family}")
             tier = found.tier
@@ -299,7 +318,30 @@ def _screen(text: str) -> list[GuardHit]:
                     note=f"evidence {found.score}: {'+'.join(found.concepts)}",
                 )
             )
-    return hits
+    return hits, readable
+
+
+def _learned(model: learned.Model, sentences: list[tuple[str, frozenset[str]]]) -> GuardHit | None:
+    """The learned signal (learned.py) on the message's best sentence: a high hit when its
+    score is strong, a weak signal named by the sign the sentence's words name when it is
+    middling. It only ever adds a hit; a sentence the rules read as a denial, an ordinary
+    absence or a symptom in its past or habit context is not read."""
+    if not model.weights or not sentences:
+        return None
+    score, sentence, words = max((model.score(s), s, w) for s, w in sentences)
+    if score < model.weak:
+        return None
+    strong = score >= model.strong
+    family = evidence.sign_family(sentence, words) or "learned"
+    category: Category = "helper_concern" if evidence.about_someone_else(sentence) else "suicide_self_harm"
+    return GuardHit(
+        rule=f"{learned.RULE_PREFIX}{family}",
+        category=category,
+        tier="high" if strong else "low",
+        family=family,
+        weight=HIGH_SCORE if strong else 1,
+        note=f"learned {score:.2f} ({'strong' if strong else 'weak'}): {sentence}",
+    )
 
 
 # -- risk that accumulates over a session ---------------------------------------------------
@@ -352,10 +394,13 @@ def _previous(memory: dict[str, Any]) -> Guard | None:
         return None  # an entry from an older version of this model: start clean
 
 
-def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> Guard:
-    """The guard's verdict on one message, given its own latest earlier verdict for this user."""
+def assess(
+    message: str, *, session: str, turn: int, previous: Guard | None, model: learned.Model | None = None
+) -> Guard:
+    """The guard's verdict on one message, given its own latest earlier verdict for this user.
+    `model`: the learned signal's (the committed one by default; learned.OFF: rules alone)."""
     text = tolerant(message)
-    hits = _screen(text)
+    hits = _screen(text, learned.default_model() if model is None else model)
     same_session = previous is not None and previous.session == session
     before = previous if same_session else None
     new = [
@@ -409,7 +454,15 @@ def close_and_accumulated(text: str, hits: list[GuardHit], accumulated: dict[str
     risk is close ("I've thought about it for weeks... tonight")."""
     if not any(accumulated.get(c) == "high" for c in ACCUMULATING):
         return False
-    fresh = [h for h in hits if h.category in ACCUMULATING and h.weight and h.family not in _NOT_ESCALATING]
+    # A learned hit is a likelihood, not a named sign: it raises to high, never to imminent.
+    fresh = [
+        h
+        for h in hits
+        if h.category in ACCUMULATING
+        and h.weight
+        and h.family not in _NOT_ESCALATING
+        and not h.rule.startswith(learned.RULE_PREFIX)
+    ]
     return bool(fresh) and _IMMINENT_CUES.search(text) is not None
 
 
