@@ -203,8 +203,9 @@ _EUPHEMISM = re.compile(
 )
 _HABIT_GOAL = re.compile(
     r"\b(?:quit\w*|stop smoking|smoke-free|cut(?:ting)? down|patch(?:es)?|vap\w*|cigarettes?|smok\w*|run|running|"
-    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|arret\w* de fumer|arreter|fumer|"
-    r"clopes?|tabac|courir|sport|regime|salle|patchs)\b"
+    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|sugar|sweets|snack\w*|junk food|"
+    r"coffee|caffeine|arret\w* de fumer|arreter|fumer|clopes?|tabac|courir|sport|regime|salle|patchs|sucre|"
+    r"grignot\w*|cafe)\b"
 )
 
 
@@ -325,7 +326,9 @@ def _learned(model: learned.Model, sentences: list[tuple[str, frozenset[str]]]) 
     """The learned signal (learned.py) on the message's best sentence: a high hit when its
     score is strong, a weak signal named by the sign the sentence's words name when it is
     middling. It only ever adds a hit; a sentence the rules read as a denial, an ordinary
-    absence or a symptom in its past or habit context is not read."""
+    absence or a symptom in its past or habit context is not read, nor one too short for a
+    statistical read ("no", "thanks": the rules read those)."""
+    sentences = [(s, w) for s, w in sentences if len(s.split()) >= learned.MIN_WORDS]
     if not model.weights or not sentences:
         return None
     score, sentence, words = max((model.score(s), s, w) for s, w in sentences)

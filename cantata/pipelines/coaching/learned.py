@@ -24,8 +24,11 @@ call) and cached per word, so a screen stays in tens of microseconds.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
+import struct
 import zlib
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -38,6 +41,7 @@ WEIGHTS_FILE = Path(__file__).with_name("learned_weights.json")
 # Bumped whenever features() changes: weights trained on other features are stale.
 FEATURES_VERSION = 1
 BITS = 20
+MIN_WORDS = 3  # a shorter sentence is not read: too few features for a statistical read
 RULE_PREFIX = "learned."  # a learned hit's rule id: "learned." and the sign it is counted as
 _MASK = (1 << BITS) - 1
 _CHAR_GRAMS = (3, 4, 5)
@@ -56,6 +60,11 @@ def _word_features(word: str) -> tuple[int, ...]:
     return tuple(sorted({_hash(g) for g in grams}))
 
 
+@lru_cache(maxsize=65536)
+def _pair(previous: str, word: str) -> int:
+    return _hash(f"b:{previous} {word}")
+
+
 def features(sentence: str) -> frozenset[int]:
     """The hashed features of one sentence of the tolerant() form: its words, its word
     pairs and the character n-grams of each word. Nothing here spans a sentence end: the
@@ -67,7 +76,7 @@ def features(sentence: str) -> frozenset[int]:
             previous = ","
             continue
         found.update(_word_features(word))
-        found.add(_hash(f"b:{previous} {word}"))
+        found.add(_pair(previous, word))
         previous = word
     return frozenset(found)
 
@@ -81,6 +90,15 @@ def linear(weights: dict[int, float], bias: float, found: frozenset[int]) -> flo
     for f in found:
         total += get(f, 0.0)
     return bias + total / math.sqrt(len(found))
+
+
+def quantize(weights: dict[int, float]) -> tuple[float, dict[int, int]]:
+    """One signed byte per weight and one scale for all (a weight is stored as round(w/scale)):
+    the committed file stays a few hundred KB with every feature the model uses."""
+    top = max((abs(w) for w in weights.values()), default=0.0)
+    scale = top / 127 if top else 1.0
+    quantized = {k: round(w / scale) for k, w in weights.items()}
+    return scale, {k: q for k, q in quantized.items() if q}
 
 
 def sigmoid(z: float) -> float:
@@ -118,14 +136,17 @@ def read_model(path: Path) -> Model:
                 f"bits {raw.get('bits')}; this code reads version {FEATURES_VERSION}, bits {BITS}: "
                 "run `make safety-model`"
             )
+        count, scale = int(raw["count"]), float(raw["scale"])
+        keys = struct.unpack(f"<{count}I", base64.b64decode(raw["keys"]))
+        values = struct.unpack(f"<{count}b", base64.b64decode(raw["values"]))
         return Model(
-            weights={int(k): float(v) for k, v in raw["weights"].items()},
+            weights={k: v * scale for k, v in zip(keys, values, strict=True)},
             bias=float(raw["bias"]),
             strong=float(raw["strong"]),
             weak=float(raw["weak"]),
             data_sha256=str(raw["data_sha256"]),
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error, binascii.Error) as error:
         raise CantataError(f"{path}: cannot read the learned signal's weights ({error})") from error
 
 

@@ -16,8 +16,9 @@
    each run by the model that did not see it, raise the fewest safe sessions and then leave
    the fewest high ones below high. In the table, each left-out split's thresholds come from
    the other splits only.
-3. The committed model: trained on every split, pruned to the KEEP heaviest features, with
-   the thresholds of step 2 and the sha256 of the set's files (a test checks it).
+3. The committed model: trained on every split, its weights one signed byte each (a scale
+   for all), with the thresholds of step 2 and the sha256 of the set's files (a test checks
+   it). Every fold's model is quantized the same way, so the table measures what is stored.
 
 Training is stdlib only: a logistic regression by AdaGrad on hashed binary features (1/sqrt(n)
 each), L2-regularised, classes balanced, a fixed seed and order, so two runs on the same
@@ -28,17 +29,29 @@ arithmetic would be a second way to train that the runtime does not share.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import random
+import struct
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cantata.pipelines.coaching.evaluate import Report, Session, evaluate, load_set, run_session
 from cantata.pipelines.coaching.guard import readable
-from cantata.pipelines.coaching.learned import BITS, FEATURES_VERSION, OFF, WEIGHTS_FILE, Model, features, linear
+from cantata.pipelines.coaching.learned import (
+    BITS,
+    FEATURES_VERSION,
+    MIN_WORDS,
+    OFF,
+    WEIGHTS_FILE,
+    Model,
+    features,
+    linear,
+    quantize,
+)
 from cantata.pipelines.coaching.safety import at_least_high
 from cantata.pipelines.coaching.tolerant import BOUNDARY, tolerant
 
@@ -47,7 +60,7 @@ EPOCHS = 12
 L2 = 1e-4
 RATE = 0.5
 SEED = 9
-KEEP = 12000  # features kept in the committed weights (by |weight|)
+MIN_WEIGHT = 1e-3  # lighter weights are dropped: they move no score
 NEGATIVE_WEIGHT = 2.0  # a false alarm costs more than a miss the rules may still catch
 STRONG_BUDGET = 0.01  # out-of-fold negatives at or above `strong`
 WEAK_BUDGETS = (0.03, 0.05, 0.08, 0.12, 0.16)  # candidate shares of out-of-fold negatives at or above `weak`
@@ -62,6 +75,7 @@ class Example:
     label: int  # 1: warrants high
     features: tuple[int, ...]
     sentences: tuple[str, ...]  # the ones the guard lets the learned signal read
+    whole: bool = True  # False: one sentence of a safe message, for training only
 
 
 def sentences_of(text: str) -> tuple[str, ...]:
@@ -84,9 +98,15 @@ def examples(folder: Path = DATA) -> list[Example]:
 
     def add(split: str, locale: str, text: str, label: int) -> None:
         found: set[int] = set()
-        for s in sentences_of(text):
+        sentences = sentences_of(text)
+        for s in sentences:
             found |= features(s)
-        out.append(Example(split, locale, text, label, tuple(sorted(found)), tuple(readable(text))))
+        read = tuple(s for s in readable(text) if len(s.split()) >= MIN_WORDS)
+        out.append(Example(split, locale, text, label, tuple(sorted(found)), read))
+        if label == 0 and len(sentences) > 1:
+            # Each sentence of a safe message is safe too; the guard reads them one by one.
+            for s in sentences:
+                out.append(Example(split, locale, s, 0, tuple(sorted(features(s))), (), whole=False))
 
     for m in messages:
         if m.category not in _NOT_TRAINED:
@@ -98,8 +118,9 @@ def examples(folder: Path = DATA) -> list[Example]:
     return out
 
 
-def train(data: list[Example], *, keep: int = KEEP) -> tuple[dict[int, float], float]:
-    """Weights and bias of an L2-regularised logistic regression, by AdaGrad, pruned to `keep`."""
+def train(data: list[Example]) -> tuple[dict[int, float], float]:
+    """Weights and bias of an L2-regularised logistic regression, by AdaGrad, as stored
+    (learned.quantize: one byte per weight), so the folds measure the model that is committed."""
     size = 1 << BITS
     w = [0.0] * size
     g2 = [1e-8] * size
@@ -129,8 +150,9 @@ def train(data: list[Example], *, keep: int = KEEP) -> tuple[dict[int, float], f
                 w[f] -= RATE * gf / math.sqrt(g2[f])
             bias_g2 += g * g
             bias -= RATE * g / math.sqrt(bias_g2)
-    nonzero = sorted((i for i in range(size) if w[i] != 0.0), key=lambda i: -abs(w[i]))[:keep]
-    return {i: round(w[i], 4) for i in nonzero}, round(bias, 4)
+    kept = {i: w[i] for i in range(size) if abs(w[i]) >= MIN_WEIGHT}
+    scale, quantized = quantize(kept)
+    return {i: q * scale for i, q in quantized.items()}, round(bias, 4)
 
 
 def message_score(weights: dict[int, float], bias: float, example: Example) -> float:
@@ -196,7 +218,7 @@ def leave_one_split_out(data: list[Example], sessions: list[Session]) -> list[Fo
     folds: list[Fold] = []
     for split in sorted({e.split for e in data} | {s.split for s in sessions}):
         weights, bias = train([e for e in data if e.split != split])
-        held = [e for e in data if e.split == split]
+        held = [e for e in data if e.split == split and e.whole]
         scored = [(e, message_score(weights, bias, e)) for e in held]
         model = Model(weights=weights, bias=bias, strong=2.0, weak=2.0)
         folds.append(Fold(split, model, scored, [s for s in sessions if s.split == split]))
@@ -255,6 +277,8 @@ def table(folder: Path, folds: list[Fold]) -> list[str]:
 
 
 def save(weights: dict[int, float], bias: float, strong: float, weak: float, sha: str, path: Path) -> None:
+    scale, quantized = quantize(weights)
+    keys = sorted(quantized)
     payload = {
         "about": "learned.py's weights: written by `make safety-model` (train_learned.py); do not edit",
         "features_version": FEATURES_VERSION,
@@ -263,7 +287,10 @@ def save(weights: dict[int, float], bias: float, strong: float, weak: float, sha
         "bias": bias,
         "strong": round(strong, 4),
         "weak": round(weak, 4),
-        "weights": {str(k): v for k, v in sorted(weights.items())},
+        "count": len(keys),
+        "scale": scale,
+        "keys": base64.b64encode(struct.pack(f"<{len(keys)}I", *keys)).decode("ascii"),
+        "values": base64.b64encode(struct.pack(f"<{len(keys)}b", *(quantized[k] for k in keys))).decode("ascii"),
     }
     path.write_text(json.dumps(payload, separators=(",", ":")) + "\n", encoding="utf-8")
 
