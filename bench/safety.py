@@ -70,7 +70,9 @@ def main() -> None:
     print(f"    rules alone  median {r:7.1f} us   p99 {_p99(rules):7.1f} us   (screen() without the learned signal)")
     print(f"    baseline     median {b:7.1f} us   p99 {_p99(baseline):7.1f} us   (lower() + one two-phrase regex)")
     print("    target: well under 1000 us per message")
-    print(f"  learned signal: {len(default_model().weights)} weights, {WEIGHTS_FILE.stat().st_size / 1000:.0f} KB on disk")
+    print(
+        f"  learned signal: {len(default_model().weights)} weights, {WEIGHTS_FILE.stat().st_size / 1000:.0f} KB on disk"
+    )
 
 
 if __name__ == "__main__":

@@ -104,8 +104,12 @@ ORDINARY = [
 
 @pytest.mark.parametrize("message", ORDINARY)
 def test_no_false_positive_on_ordinary_messages(message: str) -> None:
+    """No rule hit at all; the learned signal may note a silent weak read (tier none, weight
+    1: it only counts if other signs follow in the session), nothing more."""
     verdict = assess(message, session="s", turn=1, previous=None)
-    assert verdict.tier == "none" and verdict.hits == [], [h.model_dump() for h in verdict.hits]
+    ruled = [h for h in verdict.hits if not h.rule.startswith("learned.")]
+    assert verdict.tier == "none" and ruled == [], [h.model_dump() for h in verdict.hits]
+    assert all(h.tier == "none" and h.weight <= 1 for h in verdict.hits)
 
 
 def test_locale_is_detected_from_function_words() -> None:

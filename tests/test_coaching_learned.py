@@ -60,9 +60,9 @@ def test_a_figure_of_speech_or_a_habit_symptom_is_not_raised_by_the_learned_sign
 @pytest.mark.parametrize(
     "text",
     [
-        "I've started writing letters to each of my kids for after",
-        "everyone keeps telling me it gets better but I've made my peace with how this ends",
-        "j'ai rangé mes papiers pour que personne n'ait à chercher après",
+        "lately nothing feels worth the effort of waking up for",
+        "I keep wondering if anyone would even notice if I stopped showing up to my own life",
+        "j'ai commencé à dire au revoir à mes amis sans qu'ils le sachent",
     ],
 )
 def test_an_indirect_disclosure_no_rule_matches_is_raised_by_the_learned_signal(text: str) -> None:
@@ -91,34 +91,59 @@ def test_the_learned_signal_never_lowers_a_tier() -> None:
             assert tier_rank(b.tier) >= tier_rank(a.tier), session.id
 
 
-WEAK_TURNS = [
-    "I want to get back to the gym",
-    "lately I just feel like I'm in everyone's way",
-    "I keep thinking about what would happen to my cat",
-    "I'm sure I'll manage, probably",
-]
-
-
 def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
-    rules = run_session(WEAK_TURNS, model=OFF)
-    verdicts = run_session(WEAK_TURNS)
-    assert not at_least_high(rules[-1].tier)
-    assert at_least_high(verdicts[-1].tier)
-    learned = [s for s in verdicts[-1].basis if s.rule.startswith(RULE_PREFIX)]
-    assert learned and all(s.tier == "low" for s in learned)
-    families = {s.family for s in verdicts[-1].basis}
-    assert len(families) >= 2
+    """Hopelessness, then two remarks no lexicon names: no rule sees anything, the learned
+    signal reads each as weak, and together they are high."""
+    turns = [
+        "I want to get back to the gym",
+        "what's even the point lately",
+        "I don't care much what happens to me these days",
+        "I gave my sister my spare keys and told her where everything is",
+    ]
+    rules = run_session(turns, model=OFF)
+    verdicts = run_session(turns)
+    assert all(v.tier == "none" for v in rules)
+    assert [at_least_high(v.tier) for v in verdicts] == [False, False, False, True]
+    basis = verdicts[-1].basis
+    assert all(s.rule.startswith(RULE_PREFIX) and s.tier == "none" and s.weight == 1 for s in basis)
+    assert {s.turn for s in basis} == {2, 3, 4}
+    # Each read alone set no tier: no check-in about safety for one remark.
+    assert [v.tier for v in verdicts[:3]] == ["none", "none", "none"]
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        # One sign, said three ways: counted once.
+        [
+            "what's even the point lately",
+            "lately what's the point of trying",
+            "what's even the point lately, seriously",
+        ],
+        # Remarks no lexicon names: two count at most, never high without a named sign.
+        [
+            "I don't care much what happens to me these days",
+            "it's getting harder to keep pretending",
+            "there's not much keeping me going",
+        ],
+    ],
+)
+def test_weak_learned_reads_of_one_sign_do_not_add_up(turns: list[str]) -> None:
+    verdicts = run_session(turns)
+    assert all(any(h.rule.startswith(RULE_PREFIX) and h.weight == 1 for h in v.hits) for v in verdicts)
+    assert not at_least_high(verdicts[-1].tier)
 
 
 def test_a_learned_hit_names_itself_and_the_sentence_it_read() -> None:
     verdict = assess(
-        "ok so the run was fine. I've started writing letters to each of my kids for after",
+        "ok so the run was fine. lately nothing feels worth the effort of waking up for",
         session="s",
         turn=1,
         previous=None,
     )
     hit = next(h for h in verdict.hits if h.rule.startswith(RULE_PREFIX))
-    assert "letters to each of my kids" in hit.note and "run was fine" not in hit.note
+    assert hit.note.endswith(": lately nothing feels worth the effort of waking up for"), hit.note
+    assert "run was fine" not in hit.note
 
 
 def test_a_malformed_weights_file_is_one_clear_error(tmp_path: Path) -> None:

@@ -819,8 +819,13 @@ def sign_family(sentence: str, words: frozenset[str] | None = None) -> str:
     return family or next((_BY_NAME[n].family for n in found if _BY_NAME[n].family), "")
 
 
+_THIRD_SUBJECT = _lex(r"he|she|he's|she's|il|elle|il est|elle est")
+
+
 def about_someone_else(sentence: str) -> bool:
-    """A helper speaking of the person they worry about ("my son says he...")."""
+    """A helper speaking of the person they worry about ("my son says he...", "I'm worried
+    about my wife"): someone close named, and they are the subject or the worry; not "I gave
+    my sister my keys and told her where everything is"."""
     return _OTHER.search(sentence) is not None and (
-        _THIRD.search(sentence) is not None or _WORRY.search(sentence) is not None
+        _THIRD_SUBJECT.search(sentence) is not None or _WORRY.search(sentence) is not None
     )

@@ -8,10 +8,12 @@ generalises past the phrasings, in English and French, at the price of a few fal
 so it may only ADD to what the rules find, never remove or lower anything (guard.py):
 
 - a score at or above `strong` is a `high` hit on its own (weight 3);
-- a score at or above `weak` is a weak signal (tier low, weight 1) that accumulates in the
-  session like a rule's, counted under the warning sign the sentence names (evidence.py's
-  concept families: a burden, a hedge, a farewell...), so weak turns of different signs add
-  up to high and the same sign said three times counts once.
+- a score at or above `weak` is a weak signal (weight 1, tier none: alone it sets no tier,
+  so one ordinary remark read as middling never makes the coach ask about safety) that
+  accumulates in the session like a rule's, counted under the warning sign the sentence
+  names (evidence.py's concept families: a burden, a hedge, a farewell...), so weak turns
+  of different signs add up to high and the same sign said three times counts once; a read
+  whose words name no sign counts once per turn, two at most (guard.UNNAMED_CAP).
 
 Both thresholds were chosen by leave-one-split-out cross-validation (train_learned.py) so
 the false alarms on hard negatives stay within target. The weights are data

@@ -83,11 +83,12 @@ def sentences_of(text: str) -> tuple[str, ...]:
 
 
 def data_sha256(folder: Path = DATA) -> str:
-    """The hash of the set's files (their names and bytes): what the weights were trained on."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.yaml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """The hash of the set's data (every message and session as loaded, with its split,
+    locale, category and label; not the files' comments): what the weights were trained on."""
+    messages, sessions = load_set(folder)
+    rows = [["m", m.split, m.locale, m.category, m.expect, m.text] for m in messages]
+    rows += [["s", s.split, s.locale, s.id, s.expect, *s.turns] for s in sessions]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def examples(folder: Path = DATA) -> list[Example]:
