@@ -60,7 +60,7 @@ def test_a_figure_of_speech_or_a_habit_symptom_is_not_raised_by_the_learned_sign
 @pytest.mark.parametrize(
     "text",
     [
-        "lately nothing feels worth the effort of waking up for",
+        "I keep thinking it would be easier not to exist for a bit",
         "I keep wondering if anyone would even notice if I stopped showing up to my own life",
         "j'ai commencé à dire au revoir à mes amis sans qu'ils le sachent",
     ],
@@ -96,7 +96,7 @@ def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
     signal reads each as weak, and together they are high."""
     turns = [
         "I want to get back to the gym",
-        "what's even the point lately",
+        "lately what's the point of trying",
         "I don't care much what happens to me these days",
         "I gave my sister my spare keys and told her where everything is",
     ]
@@ -114,11 +114,11 @@ def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
 @pytest.mark.parametrize(
     "turns",
     [
-        # One sign, said three ways: counted once.
+        # One sign, said twice in other words and once again: counted once.
         [
-            "what's even the point lately",
             "lately what's the point of trying",
-            "what's even the point lately, seriously",
+            "honestly what's the point of any of it",
+            "lately what's the point of trying",
         ],
         # Remarks no lexicon names: two count at most, never high without a named sign.
         [
@@ -136,13 +136,13 @@ def test_weak_learned_reads_of_one_sign_do_not_add_up(turns: list[str]) -> None:
 
 def test_a_learned_hit_names_itself_and_the_sentence_it_read() -> None:
     verdict = assess(
-        "ok so the run was fine. lately nothing feels worth the effort of waking up for",
+        "ok so the run was fine. I keep thinking it would be easier not to exist for a bit",
         session="s",
         turn=1,
         previous=None,
     )
     hit = next(h for h in verdict.hits if h.rule.startswith(RULE_PREFIX))
-    assert hit.note.endswith(": lately nothing feels worth the effort of waking up for"), hit.note
+    assert hit.note.endswith(": " + tolerant("I keep thinking it would be easier not to exist for a bit")), hit.note
     assert "run was fine" not in hit.note
 
 

@@ -62,8 +62,9 @@ RATE = 0.5
 SEED = 9
 MIN_WEIGHT = 1e-3  # lighter weights are dropped: they move no score
 NEGATIVE_WEIGHT = 2.0  # a false alarm costs more than a miss the rules may still catch
-STRONG_BUDGET = 0.01  # out-of-fold negatives at or above `strong`
+STRONG_BUDGET = 0.008  # out-of-fold hard negatives at or above `strong`: the rules add their own
 WEAK_BUDGETS = (0.03, 0.05, 0.08, 0.12, 0.16)  # candidate shares of out-of-fold negatives at or above `weak`
+EASY_SPLITS = frozenset({"everyday"})  # ordinary coaching talk, not hard negatives
 _NOT_TRAINED = frozenset({"other_risks"})  # abuse, medical emergencies: the rules' own categories
 
 
@@ -199,7 +200,9 @@ def choose_thresholds(folds: list[Fold]) -> tuple[float, float]:
     """`strong` from the folds' out-of-fold negatives (STRONG_BUDGET of them reach it); `weak`
     the one of WEAK_BUDGETS that raises the fewest safe sessions, then misses the fewest high
     ones (then the most cautious), each session scored by the model that did not see it."""
-    negatives = [score for f in folds for e, score in f.scored if e.label == 0]
+    # The budgets are shares of the HARD negatives: everyday talk, easy to tell apart, would
+    # dilute them and let more hard negatives through.
+    negatives = [score for f in folds for e, score in f.scored if e.label == 0 and e.split not in EASY_SPLITS]
     strong = threshold(negatives, STRONG_BUDGET)
     best: tuple[int, int, float] | None = None
     for budget in WEAK_BUDGETS:
