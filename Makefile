@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint clean safety-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
+
+# The crisis guard's learned signal (cantata/pipelines/coaching/learned.py): trains it on the
+# labelled set (tests/data/coaching/safety/), prints the leave-one-split-out table and writes
+# learned_weights.json. Run it after any change to the set: a test fails until you do.
+safety-model: $(VENV)/.installed-test
+	$(BIN)/python -m cantata.pipelines.coaching.train_learned
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -1,14 +1,18 @@
 """The coaching guard on its labelled set, and how long it takes to screen a message.
 
-Prints, per split (the development portions dev, dev2..dev14 and heldout5, which the rules
-were tuned on; the held-out one, heldout6, written by the engineer who then changed the
-rules but never tuned against; and `blind`, written by someone who never saw the rules:
-its figures are the honest ones), recall of high/imminent per category and false alarms on the hard negatives, overall and
-per language, and the sessions; then the guard's screening time
-per message over every message of the set: median and p99 in microseconds, next to a
-trivial baseline (lower-casing the message and one regex search for two explicit
-phrases, the least a keyword screen does) measured in the same run, so the ratio holds
-on a loaded machine. Target: well under a millisecond per message.
+Prints, per split, recall of high/imminent per category and false alarms on the hard
+negatives, overall and per language, and the sessions, with the rules and the learned
+signal (learned.py) together. Every split is development data now: the rules were tuned on
+the dev*/heldout* splits, and the learned signal is trained on all of them (blind, train_a
+and train_b included), so these figures are IN-SAMPLE. The figure of generalisation is the
+leave-one-split-out table that `make safety-model` (train_learned.py) prints. `everyday` is
+ordinary coaching talk, not hard negatives: its false alarms are shown on their own.
+
+Then the guard's screening time per message over every message of the set: median and p99
+in microseconds, next to a trivial baseline (lower-casing the message and one regex search
+for two explicit phrases, the least a keyword screen does) measured in the same run, so the
+ratio holds on a loaded machine; the rules alone beside it (what the learned signal costs);
+and the size of the learned signal's weights. Target: well under a millisecond per message.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 
 from cantata.pipelines.coaching.evaluate import describe, evaluate, load_set
 from cantata.pipelines.coaching.guard import assess, screen
+from cantata.pipelines.coaching.learned import OFF, WEIGHTS_FILE, default_model
 
 SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching" / "safety"
 _BASELINE = re.compile(r"\b(?:kill myself|suicide)\b")
@@ -54,14 +59,20 @@ def main() -> None:
     for text in texts[:50]:  # warm caches
         screen(text)
     guard = _per_message(screen, texts)
+    rules = _per_message(lambda t: screen(t, OFF), texts)
     full = _per_message(lambda t: assess(t, session="bench", turn=1, previous=None), texts)
     baseline = _per_message(lambda t: _BASELINE.search(t.lower()), texts)
     g, f, b = statistics.median(guard), statistics.median(full), statistics.median(baseline)
     print(f"  screening time over {len(texts)} messages (best of {ROUNDS} each)")
     print(f"    screen()     median {g:7.1f} us   p99 {_p99(guard):7.1f} us   = {g / b:5.1f}x the baseline")
     print(f"    assess()     median {f:7.1f} us   p99 {_p99(full):7.1f} us   (screen + accumulation + the Guard model)")
+    r = statistics.median(rules)
+    print(f"    rules alone  median {r:7.1f} us   p99 {_p99(rules):7.1f} us   (screen() without the learned signal)")
     print(f"    baseline     median {b:7.1f} us   p99 {_p99(baseline):7.1f} us   (lower() + one two-phrase regex)")
     print("    target: well under 1000 us per message")
+    print(
+        f"  learned signal: {len(default_model().weights)} weights, {WEIGHTS_FILE.stat().st_size / 1000:.0f} KB on disk"
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 
 from cantata.pipelines.coaching.guard import assess
+from cantata.pipelines.coaching.learned import Model
 from cantata.pipelines.coaching.models import Guard
 from cantata.pipelines.coaching.safety import at_least_high
 
@@ -117,22 +118,29 @@ def load_set(folder: Path) -> tuple[list[Message], list[Session]]:
     return messages, sessions
 
 
-def run_session(turns: Iterable[str], session: str = "eval") -> list[Guard]:
-    """The guard's verdict on each turn, its memory carried as the pipeline carries it."""
+def run_session(turns: Iterable[str], session: str = "eval", model: Model | None = None) -> list[Guard]:
+    """The guard's verdict on each turn, its memory carried as the pipeline carries it.
+    `model`: the learned signal's (the committed one by default)."""
     verdicts: list[Guard] = []
     previous: Guard | None = None
     for number, message in enumerate(turns, start=1):
-        previous = assess(message, session=session, turn=number, previous=previous)
+        previous = assess(message, session=session, turn=number, previous=previous, model=model)
         verdicts.append(previous)
     return verdicts
 
 
-def evaluate(folder: Path) -> Report:
+def evaluate(folder: Path, model: Model | None = None, splits: Iterable[str] | None = None) -> Report:
+    """The guard with `model` as its learned signal (the committed one by default;
+    learned.OFF: the rules alone), on the set's `splits` (all by default)."""
     messages, sessions = load_set(folder)
+    if splits is not None:
+        wanted = set(splits)
+        messages = [m for m in messages if m.split in wanted]
+        sessions = [s for s in sessions if s.split in wanted]
     report = Report()
     for m in messages:
         tally = report.messages.setdefault((m.split, m.locale, m.category, m.expect), Tally())
-        tier = assess(m.text, session="eval", turn=1, previous=None).tier
+        tier = assess(m.text, session="eval", turn=1, previous=None, model=model).tier
         tally.total += 1
         if at_least_high(tier):
             tally.flagged += 1
@@ -140,7 +148,7 @@ def evaluate(folder: Path) -> Report:
             tally.misses.append(f"{tier}: {m.text}")
     for s in sessions:
         tally = report.sessions.setdefault((s.split, s.expect), Tally())
-        verdicts = run_session(s.turns, session=s.id)
+        verdicts = run_session(s.turns, session=s.id, model=model)
         tally.total += 1
         if s.expect == "high":
             ok = at_least_high(verdicts[-1].tier)

@@ -803,3 +803,29 @@ def assess_sentence(sentence: str, words: frozenset[str] | None = None) -> Evide
     if score >= 2 and (hedged or any(_BY_NAME[n].sign and n != "death" for n in found)):
         return Evidence(score, tuple(found), "suicide_self_harm", "low", family, 1)
     return None
+
+
+def sign_family(sentence: str, words: frozenset[str] | None = None) -> str:
+    """The warning sign a sentence's words name (a concept family: burden, hedge, farewell...),
+    after the discounts, or "" when they name none: what a weak learned signal (learned.py) is
+    counted as, so that the same sign said in other words is counted once in a session."""
+    words = sentence_words(sentence) if words is None else words
+    found = _discount(sentence, _concepts(sentence, words))
+    if _VOICES <= found.keys():
+        return "command_voices"
+    family = next((_BY_NAME[n].family for n in _FAMILY_ORDER if n in found), "")
+    if not family and {"hedge", "safe"} <= found.keys():
+        family = "hedge"
+    return family or next((_BY_NAME[n].family for n in found if _BY_NAME[n].family), "")
+
+
+_THIRD_SUBJECT = _lex(r"he|she|he's|she's|il|elle|il est|elle est")
+
+
+def about_someone_else(sentence: str) -> bool:
+    """A helper speaking of the person they worry about ("my son says he...", "I'm worried
+    about my wife"): someone close named, and they are the subject or the worry; not "I gave
+    my sister my keys and told her where everything is"."""
+    return _OTHER.search(sentence) is not None and (
+        _THIRD_SUBJECT.search(sentence) is not None or _WORRY.search(sentence) is not None
+    )

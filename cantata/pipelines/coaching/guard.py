@@ -24,6 +24,16 @@ tier (none, low, high, imminent).
   farewell, belongings, means and lethality, hedges, secrecy, command voices, a helper's
   worry), with discounts for what explains them; a score of 3 is high, a weaker one a
   weak signal that accumulates like a rule's. It only ever adds hits.
+- Beside both, a learned signal (learned.py): a linear model over hashed n-grams of each
+  sentence, trained on the labelled set, for the phrasings no rule's author imagined. A
+  strong score is a high hit on its own, a middling one a silent weak signal (tier none,
+  weight 1: it counts toward high in the session, but alone sets no tier, so one ordinary
+  remark read as middling never makes the coach ask about safety) named by the sign the
+  sentence's words name (evidence.sign_family), or, when they name none, an unnamed read
+  counted once per turn and at most UNNAMED_CAP times. It only ever adds a
+  hit, never reads a sentence the rules read as a denial, an ordinary absence or a symptom
+  in its context, and never makes a tier imminent. Its hit names itself ("learned.<sign>")
+  and the sentence it read (in `note`).
 - Risk accumulates: every sign has a weight (rules.py); a session sums the weights of
   its distinct signs per category, and 3 or more is high, as a clinician would hear a
   passive wish, hopelessness and a hedge together. A means question (2) after
@@ -45,7 +55,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cantata import FunctionContext
-from cantata.pipelines.coaching import evidence, other_risks, signs
+from cantata.pipelines.coaching import evidence, learned, other_risks, signs
 from cantata.pipelines.coaching.models import Guard, GuardHit, GuardSignal
 from cantata.pipelines.coaching.rules import Rule, sentence_words
 from cantata.pipelines.coaching.safety import (
@@ -188,6 +198,8 @@ _ORDINARY_ABSENCE = re.compile(
     r"rendez-vous|chez le (?:medecin|docteur|dentiste)|"
     r"visiting|night shift|working|as (?:captain|coach|leader|manager|chair|president|treasurer|(?:your|the|a) [a-z]+)|"
     r"for (?:a|the|this|one|two|a few) (?:weekend|week|day|days|night|nights|evening|match|game|meeting|trip|while|bit)|"
+    # A stated, limited stay away: "for the next two weeks", "pendant deux semaines".
+    r"(?:for )?the next (?:[a-z0-9]+ )?(?:days?|weeks?|months?)|pendant (?:[a-z0-9]+ )?(?:jours|semaines|mois)|"
     r"on the team|in the team|at (?:work|the office|the meeting|the party)|vacances|voyage|deplacement|en conge|"
     r"demenage\w*|chez (?:mes|ma|mon)|pour (?:ce|cette|le|la) (?:match|week-end|weekend|reunion|soiree|projet|equipe|"
     r"voyage)|en mission|au travail|au boulot|dans l'equipe|comme (?:capitaine|chef|responsable))\b"
@@ -203,8 +215,9 @@ _EUPHEMISM = re.compile(
 )
 _HABIT_GOAL = re.compile(
     r"\b(?:quit\w*|stop smoking|smoke-free|cut(?:ting)? down|patch(?:es)?|vap\w*|cigarettes?|smok\w*|run|running|"
-    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|arret\w* de fumer|arreter|fumer|"
-    r"clopes?|tabac|courir|sport|regime|salle|patchs)\b"
+    r"marathon|race|gym|diet|exercise|training|workout|sober|drinking|alcohol|sugar|sweets|snack\w*|junk food|"
+    r"coffee|caffeine|arret\w* de fumer|arreter|fumer|clopes?|tabac|courir|sport|regime|salle|patchs|sucre|"
+    r"grignot\w*|cafe)\b"
 )
 
 
@@ -230,18 +243,35 @@ def _ordinary_absence(sentence: str, matched: str) -> bool:
     )
 
 
-def screen(message: str) -> list[GuardHit]:
-    """Every rule hit in the message, with negation, time/means cues and medical context applied."""
-    return _screen(tolerant(message))
+def screen(message: str, model: learned.Model | None = None) -> list[GuardHit]:
+    """Every rule hit in the message, with negation, time/means cues and medical context
+    applied, and the learned signal's (`model`: the committed one by default)."""
+    return _screen(tolerant(message), learned.default_model() if model is None else model)
 
 
-def _screen(text: str) -> list[GuardHit]:
+def _screen(text: str, model: learned.Model) -> list[GuardHit]:
+    hits, readable = _rules(text)
+    learned_hit = _learned(model, readable)
+    return hits if learned_hit is None else [*hits, learned_hit]
+
+
+def readable(message: str) -> list[str]:
+    """The sentences of the message's tolerant() form that the learned signal reads (what
+    train_learned.py scores, as the guard does)."""
+    return [sentence for sentence, _ in _rules(tolerant(message))[1]]
+
+
+def _rules(text: str) -> tuple[list[GuardHit], list[tuple[str, frozenset[str]]]]:
+    """The phrase rules' and the evidence score's hits, and the sentences (with their
+    words) that the learned signal may read."""
     close = _IMMINENT_CUES.search(text) is not None
     hits: list[GuardHit] = []
     seen: set[str] = set()
+    readable: list[tuple[str, frozenset[str]]] = []  # the sentences the learned signal may read
     for sentence in text.split(_SENTENCES):
         words = sentence_words(sentence)
         denied = False
+        explained = False  # a symptom the sentence places in the past or in a habit
         for rule in RULES:
             if rule.id in seen or not rule.may_match(words):
                 continue
@@ -264,7 +294,7 @@ def _screen(text: str) -> list[GuardHit]:
             if rule.category == "medical_emergency":
                 note = _medical_context(sentence)
                 if note:
-                    tier, weight = "none", 0
+                    tier, weight, explained = "none", 0, True
             if close and rule.escalates and rule.category in _ACTIONABLE and tier != "none":
                 tier = max_tier(tier, "high" if negated else "imminent")
             denied = denied or negated
@@ -284,6 +314,8 @@ def _screen(text: str) -> list[GuardHit]:
         # An ordinary reason for an absence explains the evidence as it explains the rules'.
         ordinary = _ORDINARY_ABSENCE.search(sentence) is not None and _FINALITY.search(sentence) is None
         found = None if denied or ordinary else evidence.assess_sentence(sentence, words)
+        if not (denied or ordinary or explained):
+            readable.append((sentence, words))
         if found is not None and f"evidence.{found.family}" not in seen:
             seen.add(f"evidence.{found.family}")
             tier = found.tier
@@ -299,7 +331,38 @@ def _screen(text: str) -> list[GuardHit]:
                     note=f"evidence {found.score}: {'+'.join(found.concepts)}",
                 )
             )
-    return hits
+    return hits, readable
+
+
+def _silent(hit: GuardHit) -> bool:
+    """A weak learned read: tier none, but its weight counts in the session (accumulate)."""
+    return hit.rule.startswith(learned.RULE_PREFIX) and hit.tier == "none" and hit.weight > 0
+
+
+def _learned(model: learned.Model, sentences: list[tuple[str, frozenset[str]]]) -> GuardHit | None:
+    """The learned signal (learned.py) on the message's best sentence: a high hit when its
+    score is strong; when it is middling, a silent weak signal (tier none, weight 1) named by
+    the sign the sentence's words name, which counts toward high in the session but sets no
+    tier of its own. It only ever adds a hit; a sentence the rules read as a denial, an ordinary
+    absence or a symptom in its past or habit context is not read, nor one too short for a
+    statistical read ("no", "thanks": the rules read those)."""
+    sentences = [(s, w) for s, w in sentences if len(s.split()) >= learned.MIN_WORDS]
+    if not model.weights or not sentences:
+        return None
+    score, sentence, words = max((model.score(s), s, w) for s, w in sentences)
+    if score < model.weak:
+        return None
+    strong = score >= model.strong
+    family = evidence.sign_family(sentence, words) or UNNAMED
+    category: Category = "helper_concern" if evidence.about_someone_else(sentence) else "suicide_self_harm"
+    return GuardHit(
+        rule=f"{learned.RULE_PREFIX}{family}",
+        category=category,
+        tier="high" if strong else "none",
+        family=family,
+        weight=HIGH_SCORE if strong else 1,
+        note=f"learned {score:.2f} ({'strong' if strong else 'weak'}): {sentence}",
+    )
 
 
 # -- risk that accumulates over a session ---------------------------------------------------
@@ -309,19 +372,36 @@ HIGH_SCORE = 3  # the weight of one sign a clinician acts on alone; or of severa
 _NOT_ESCALATING = frozenset({"hedge", "denial"})  # "not tonight" names a time and means later
 
 
+# A weak learned read whose words name no sign (learned.py) is counted per turn, as a
+# clinician counts two worrying remarks as two; but such reads never reach high together
+# without a named sign: at most UNNAMED_CAP of them count.
+UNNAMED = "learned"
+UNNAMED_CAP = 2
+
+
+def _sign_key(signal: GuardSignal) -> tuple[str, str, int]:
+    return (signal.category, signal.family, signal.turn if signal.family == UNNAMED else 0)
+
+
 def accumulate(signals: list[GuardSignal]) -> tuple[dict[str, int], dict[str, list[GuardSignal]]]:
     """Per accumulating category: the sum of the weights of its distinct signs (each family
-    once, at its strongest), and the signals counted."""
-    strongest: dict[tuple[str, str], GuardSignal] = {}
+    once, at its strongest; an unnamed learned read once per turn, UNNAMED_CAP at most), and
+    the signals counted."""
+    strongest: dict[tuple[str, str, int], GuardSignal] = {}
     for signal in signals:
         if signal.category not in ACCUMULATING or signal.weight == 0:
             continue
-        key = (signal.category, signal.family)
+        key = _sign_key(signal)
         if key not in strongest or signal.weight > strongest[key].weight:
             strongest[key] = signal
     score: dict[str, int] = {}
     counted: dict[str, list[GuardSignal]] = {}
-    for (category, _), signal in strongest.items():
+    unnamed: dict[str, int] = {}
+    for (category, family, _), signal in sorted(strongest.items(), key=lambda item: item[1].turn):
+        if family == UNNAMED and signal.weight < HIGH_SCORE:
+            if unnamed.get(category, 0) >= UNNAMED_CAP:
+                continue
+            unnamed[category] = unnamed.get(category, 0) + 1
         score[category] = score.get(category, 0) + signal.weight
         counted.setdefault(category, []).append(signal)
     return score, counted
@@ -333,10 +413,13 @@ def _score_tier(score: int) -> Tier:
 
 def _merge(earlier: list[GuardSignal], new: list[GuardSignal]) -> list[GuardSignal]:
     """The session's signals: one per category, family and rule (its strongest, earliest),
-    so the list stays bounded by the number of rules however long the session."""
-    kept: dict[tuple[str, str, str], GuardSignal] = {}
+    so the list stays bounded by the number of rules however long the session (an unnamed
+    learned read: one per turn, UNNAMED_CAP turns at most)."""
+    kept: dict[tuple[str, str, str, int], GuardSignal] = {}
     for signal in (*earlier, *new):
-        key = (signal.category, signal.family, signal.rule)
+        key = (signal.category, signal.family, signal.rule, signal.turn if signal.family == UNNAMED else 0)
+        if key[3] and sum(k[:3] == key[:3] for k in kept) >= UNNAMED_CAP and key not in kept:
+            continue  # unnamed learned reads beyond the cap count for nothing: not kept
         if key not in kept or signal.weight > kept[key].weight or tier_rank(signal.tier) > tier_rank(kept[key].tier):
             kept[key] = signal
     return sorted(kept.values(), key=lambda s: s.turn)
@@ -352,21 +435,27 @@ def _previous(memory: dict[str, Any]) -> Guard | None:
         return None  # an entry from an older version of this model: start clean
 
 
-def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> Guard:
-    """The guard's verdict on one message, given its own latest earlier verdict for this user."""
+def assess(
+    message: str, *, session: str, turn: int, previous: Guard | None, model: learned.Model | None = None
+) -> Guard:
+    """The guard's verdict on one message, given its own latest earlier verdict for this user.
+    `model`: the learned signal's (the committed one by default; learned.OFF: rules alone)."""
     text = tolerant(message)
-    hits = _screen(text)
+    hits = _screen(text, learned.default_model() if model is None else model)
     same_session = previous is not None and previous.session == session
     before = previous if same_session else None
     new = [
         GuardSignal(turn=turn, rule=h.rule, category=h.category, family=h.family, weight=h.weight, tier=h.tier)
         for h in hits
-        if h.tier != "none"
+        if h.tier != "none" or _silent(h)
     ]
     signals = _merge(before.signals if before else [], new)
     score, counted = accumulate(signals)
     own = max_tier(*(h.tier for h in hits))
-    accumulated = {c: _score_tier(s) for c, s in score.items()}
+    # A weak learned read counts toward high, but alone it sets no tier: a statistical read of
+    # one remark is no reason to ask a person about their safety (what "low" makes a reply do).
+    named = {c: sum(s.weight for s in counted.get(c, []) if s.tier != "none") for c in score}
+    accumulated = {c: "high" if s >= HIGH_SCORE else _score_tier(named[c]) for c, s in score.items()}
     tier = max_tier(own, *accumulated.values())
     if close_and_accumulated(text, hits, accumulated):
         tier = "imminent"
@@ -379,7 +468,7 @@ def assess(message: str, *, session: str, turn: int, previous: Guard | None) -> 
         flagged_turn = before.flagged_turn or flagged_turn
     raised = {h.category for h in hits if h.tier != "none"} | {c for c, t in accumulated.items() if t != "none"}
     categories = [c for c in CATEGORIES if c in raised or (before is not None and c in before.categories)]
-    basis = [s for s in signals if s.tier == tier]
+    basis = [s for s in signals if s.tier == tier and tier != "none"]
     for category, counted_signals in counted.items():
         if accumulated[category] == tier:
             basis += [s for s in counted_signals if s not in basis]
@@ -409,7 +498,15 @@ def close_and_accumulated(text: str, hits: list[GuardHit], accumulated: dict[str
     risk is close ("I've thought about it for weeks... tonight")."""
     if not any(accumulated.get(c) == "high" for c in ACCUMULATING):
         return False
-    fresh = [h for h in hits if h.category in ACCUMULATING and h.weight and h.family not in _NOT_ESCALATING]
+    # A learned hit is a likelihood, not a named sign: it raises to high, never to imminent.
+    fresh = [
+        h
+        for h in hits
+        if h.category in ACCUMULATING
+        and h.weight
+        and h.family not in _NOT_ESCALATING
+        and not h.rule.startswith(learned.RULE_PREFIX)
+    ]
     return bool(fresh) and _IMMINENT_CUES.search(text) is not None
 
 

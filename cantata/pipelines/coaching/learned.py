@@ -1,0 +1,158 @@
+"""The learned signal: a linear model over hashed n-grams of a sentence, beside the rules.
+
+The phrase rules (signs.py) and the evidence score (evidence.py) catch the phrasings their
+authors imagined; each batch written by someone else scored 17-47% before it was tuned on.
+A logistic regression over word 1-2-grams and character 3-5-grams (inside words, so it reads
+"burden", "fardeau", "unalive", "jveux" and their misspellings alike) of the tolerant() form
+generalises past the phrasings, in English and French, at the price of a few false alarms;
+so it may only ADD to what the rules find, never remove or lower anything (guard.py):
+
+- a score at or above `strong` is a `high` hit on its own (weight 3);
+- a score at or above `weak` is a weak signal (weight 1, tier none: alone it sets no tier,
+  so one ordinary remark read as middling never makes the coach ask about safety) that
+  accumulates in the session like a rule's, counted under the warning sign the sentence
+  names (evidence.py's concept families: a burden, a hedge, a farewell...), so weak turns
+  of different signs add up to high and the same sign said three times counts once; a read
+  whose words name no sign counts once per turn, two at most (guard.UNNAMED_CAP).
+
+Both thresholds were chosen by leave-one-split-out cross-validation (train_learned.py) so
+the false alarms on hard negatives stay within target. The weights are data
+(learned_weights.json), written by `make safety-model`, with a hash of the labelled set
+they were trained on: a test fails when the set changed and nobody retrained.
+
+Inference is a dictionary lookup per feature: a sentence's features are hashed (crc32, a C
+call) and cached per word, so a screen stays in tens of microseconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import struct
+import zlib
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from cantata.errors import CantataError
+
+WEIGHTS_FILE = Path(__file__).with_name("learned_weights.json")
+# Bumped whenever features() changes: weights trained on other features are stale.
+FEATURES_VERSION = 1
+BITS = 20
+MIN_WORDS = 3  # a shorter sentence is not read: too few features for a statistical read
+RULE_PREFIX = "learned."  # a learned hit's rule id: "learned." and the sign it is counted as
+_MASK = (1 << BITS) - 1
+_CHAR_GRAMS = (3, 4, 5)
+
+
+def _hash(feature: str) -> int:
+    return zlib.crc32(feature.encode("utf-8")) & _MASK
+
+
+@lru_cache(maxsize=65536)
+def _word_features(word: str) -> tuple[int, ...]:
+    """The word itself and its character 3-5-grams, with its edges marked ("<bur", "den>")."""
+    marked = f"<{word}>"
+    grams = {f"c:{marked[i : i + n]}" for n in _CHAR_GRAMS for i in range(len(marked) - n + 1)}
+    grams.add(f"w:{word}")
+    return tuple(sorted({_hash(g) for g in grams}))
+
+
+@lru_cache(maxsize=65536)
+def _pair(previous: str, word: str) -> int:
+    return _hash(f"b:{previous} {word}")
+
+
+def features(sentence: str) -> frozenset[int]:
+    """The hashed features of one sentence of the tolerant() form: its words, its word
+    pairs and the character n-grams of each word. Nothing here spans a sentence end: the
+    caller passes one sentence (or, in training, joins the sets of a message's sentences)."""
+    found: set[int] = set()
+    previous = "<s>"
+    for word in sentence.split():
+        if word == ",":
+            previous = ","
+            continue
+        found.update(_word_features(word))
+        found.add(_pair(previous, word))
+        previous = word
+    return frozenset(found)
+
+
+def linear(weights: dict[int, float], bias: float, found: frozenset[int]) -> float:
+    """The model's logit for a feature set (each feature 1/sqrt(n), so length matters less)."""
+    if not found:
+        return bias
+    total = 0.0
+    get = weights.get
+    for f in found:
+        total += get(f, 0.0)
+    return bias + total / math.sqrt(len(found))
+
+
+def quantize(weights: dict[int, float]) -> tuple[float, dict[int, int]]:
+    """One signed byte per weight and one scale for all (a weight is stored as round(w/scale)):
+    the committed file stays a few hundred KB with every feature the model uses."""
+    top = max((abs(w) for w in weights.values()), default=0.0)
+    scale = top / 127 if top else 1.0
+    quantized = {k: round(w / scale) for k, w in weights.items()}
+    return scale, {k: q for k, q in quantized.items() if q}
+
+
+def sigmoid(z: float) -> float:
+    if z < -40:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+@dataclass(frozen=True)
+class Model:
+    weights: dict[int, float] = field(hash=False, compare=False)
+    bias: float
+    strong: float  # a score at or above this is a high hit on its own
+    weak: float  # at or above this, a weak signal that accumulates
+    data_sha256: str = ""
+
+    def score(self, sentence: str) -> float:
+        """The probability the model gives that a sentence warrants high (0 to 1)."""
+        if not self.weights:
+            return 0.0
+        return sigmoid(linear(self.weights, self.bias, features(sentence)))
+
+
+# No learned signal at all: the rules alone (the "before" of the measurements).
+OFF = Model(weights={}, bias=0.0, strong=2.0, weak=2.0)
+
+
+def read_model(path: Path) -> Model:
+    """The model in a weights file written by train_learned.save()."""
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+        if raw.get("features_version") != FEATURES_VERSION or raw.get("bits") != BITS:
+            raise CantataError(
+                f"{path}: weights are for features version {raw.get('features_version')}, "
+                f"bits {raw.get('bits')}; this code reads version {FEATURES_VERSION}, bits {BITS}: "
+                "run `make safety-model`"
+            )
+        count, scale = int(raw["count"]), float(raw["scale"])
+        keys = struct.unpack(f"<{count}I", base64.b64decode(raw["keys"]))
+        values = struct.unpack(f"<{count}b", base64.b64decode(raw["values"]))
+        return Model(
+            weights={k: v * scale for k, v in zip(keys, values, strict=True)},
+            bias=float(raw["bias"]),
+            strong=float(raw["strong"]),
+            weak=float(raw["weak"]),
+            data_sha256=str(raw["data_sha256"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error, binascii.Error) as error:
+        raise CantataError(f"{path}: cannot read the learned signal's weights ({error})") from error
+
+
+@cache
+def default_model() -> Model:
+    """The committed model (learned_weights.json), read once."""
+    return read_model(WEIGHTS_FILE)

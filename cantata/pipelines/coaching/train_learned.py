@@ -1,0 +1,325 @@
+"""Train the learned signal (learned.py) on the labelled set, and measure how it generalises.
+
+`make safety-model` runs this: `python -m cantata.pipelines.coaching.train_learned`.
+
+1. LEAVE-ONE-SPLIT-OUT. Each split of the set (tests/data/coaching/safety/, one `split:` per
+   file group) was written at a different time, most by a different writer. For each one, a
+   model is trained on all the others and scores the left-out split; the guard (rules +
+   that model) is run on it, messages and sessions, exactly as evaluate() runs the committed
+   one. The table this prints (recall EN/FR, sessions, false alarms per left-out split,
+   rules alone and rules + learned) is the figure of generalisation: the in-sample figures of
+   the committed model are not.
+2. THRESHOLDS by the same cross-validation: every message's out-of-fold score (from the
+   model that did not see its split) gives the distribution of scores on negatives no model
+   was trained on; `strong` is set so that at most STRONG_BUDGET of them reach it. `weak` is
+   the candidate (at most one of WEAK_BUDGETS of them reach it) under which the sessions,
+   each run by the model that did not see it, raise the fewest safe sessions and then leave
+   the fewest high ones below high. In the table, each left-out split's thresholds come from
+   the other splits only.
+3. The committed model: trained on every split, its weights one signed byte each (a scale
+   for all), with the thresholds of step 2 and the sha256 of the set's files (a test checks
+   it). Every fold's model is quantized the same way, so the table measures what is stored.
+
+Training is stdlib only: a logistic regression by AdaGrad on hashed binary features (1/sqrt(n)
+each), L2-regularised, classes balanced, a fixed seed and order, so two runs on the same
+data write the same file. No scikit-learn: a dependency for a few hundred lines of
+arithmetic would be a second way to train that the runtime does not share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import math
+import random
+import struct
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from cantata.pipelines.coaching.evaluate import Report, Session, evaluate, load_set, run_session
+from cantata.pipelines.coaching.guard import readable
+from cantata.pipelines.coaching.learned import (
+    BITS,
+    FEATURES_VERSION,
+    MIN_WORDS,
+    OFF,
+    WEIGHTS_FILE,
+    Model,
+    features,
+    linear,
+    quantize,
+)
+from cantata.pipelines.coaching.safety import at_least_high
+from cantata.pipelines.coaching.tolerant import BOUNDARY, tolerant
+
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "coaching" / "safety"
+EPOCHS = 12
+L2 = 1e-4
+RATE = 0.5
+SEED = 9
+MIN_WEIGHT = 1e-3  # lighter weights are dropped: they move no score
+NEGATIVE_WEIGHT = 2.0  # a false alarm costs more than a miss the rules may still catch
+STRONG_BUDGET = 0.008  # out-of-fold hard negatives at or above `strong`: the rules add their own
+WEAK_BUDGETS = (0.03, 0.05, 0.08, 0.12, 0.16)  # candidate shares of out-of-fold negatives at or above `weak`
+EASY_SPLITS = frozenset({"everyday"})  # ordinary coaching talk, not hard negatives
+_NOT_TRAINED = frozenset({"other_risks"})  # abuse, medical emergencies: the rules' own categories
+
+
+@dataclass(frozen=True)
+class Example:
+    split: str
+    locale: str
+    text: str
+    label: int  # 1: warrants high
+    features: tuple[int, ...]
+    sentences: tuple[str, ...]  # the ones the guard lets the learned signal read
+    whole: bool = True  # False: one sentence of a safe message, for training only
+
+
+def sentences_of(text: str) -> tuple[str, ...]:
+    return tuple(s for s in tolerant(text).split(f" {BOUNDARY} ") if s.strip())
+
+
+def data_sha256(folder: Path = DATA) -> str:
+    """The hash of the set's data (every message and session as loaded, with its split,
+    locale, category and label; not the files' comments): what the weights were trained on."""
+    messages, sessions = load_set(folder)
+    rows = [["m", m.split, m.locale, m.category, m.expect, m.text] for m in messages]
+    rows += [["s", s.split, s.locale, s.id, s.expect, *s.turns] for s in sessions]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def examples(folder: Path = DATA) -> list[Example]:
+    """Every message (but the other-risk categories) with its label, and every turn of a safe
+    session as a negative. A high session's turns have no label of their own: not used."""
+    messages, sessions = load_set(folder)
+    out: list[Example] = []
+
+    def add(split: str, locale: str, text: str, label: int) -> None:
+        found: set[int] = set()
+        sentences = sentences_of(text)
+        for s in sentences:
+            found |= features(s)
+        read = tuple(s for s in readable(text) if len(s.split()) >= MIN_WORDS)
+        out.append(Example(split, locale, text, label, tuple(sorted(found)), read))
+        if label == 0 and len(sentences) > 1:
+            # Each sentence of a safe message is safe too; the guard reads them one by one.
+            for s in sentences:
+                out.append(Example(split, locale, s, 0, tuple(sorted(features(s))), (), whole=False))
+
+    for m in messages:
+        if m.category not in _NOT_TRAINED:
+            add(m.split, m.locale, m.text, int(m.expect == "high"))
+    for session in sessions:
+        if session.expect == "safe":
+            for turn in session.turns:
+                add(session.split, session.locale, turn, 0)
+    return out
+
+
+def train(data: list[Example]) -> tuple[dict[int, float], float]:
+    """Weights and bias of an L2-regularised logistic regression, by AdaGrad, as stored
+    (learned.quantize: one byte per weight), so the folds measure the model that is committed."""
+    size = 1 << BITS
+    w = [0.0] * size
+    g2 = [1e-8] * size
+    bias, bias_g2 = 0.0, 1e-8
+    positives = sum(e.label for e in data)
+    negatives = len(data) - positives
+    class_weight = {
+        1: len(data) / (2 * max(positives, 1)),
+        0: NEGATIVE_WEIGHT * len(data) / (2 * max(negatives, 1)),
+    }
+    order = list(range(len(data)))
+    rng = random.Random(SEED)
+    for _ in range(EPOCHS):
+        rng.shuffle(order)
+        for i in order:
+            example = data[i]
+            feats = example.features
+            if not feats:
+                continue
+            x = 1.0 / math.sqrt(len(feats))
+            z = bias + x * sum(w[f] for f in feats)
+            p = 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
+            g = (p - example.label) * class_weight[example.label]
+            for f in feats:
+                gf = g * x + L2 * w[f]
+                g2[f] += gf * gf
+                w[f] -= RATE * gf / math.sqrt(g2[f])
+            bias_g2 += g * g
+            bias -= RATE * g / math.sqrt(bias_g2)
+    kept = {i: w[i] for i in range(size) if abs(w[i]) >= MIN_WEIGHT}
+    scale, quantized = quantize(kept)
+    return {i: q * scale for i, q in quantized.items()}, round(bias, 4)
+
+
+def message_score(weights: dict[int, float], bias: float, example: Example) -> float:
+    """As the guard reads a message: its best readable sentence's score (0 when none is)."""
+    best = -math.inf
+    for sentence in example.sentences:
+        best = max(best, linear(weights, bias, features(sentence)))
+    return 1.0 / (1.0 + math.exp(-best)) if best > -40 else 0.0
+
+
+def threshold(negative_scores: list[float], budget: float) -> float:
+    """The lowest threshold that at most `budget` of these negatives reach."""
+    ranked = sorted(negative_scores, reverse=True)
+    allowed = int(budget * len(ranked))
+    if allowed >= len(ranked):
+        return 0.0
+    return min(1.0, ranked[allowed] + 1e-4)
+
+
+@dataclass
+class Fold:
+    split: str
+    model: Model
+    scored: list[tuple[Example, float]]  # the left-out split's examples, scored out of fold
+    sessions: list[Session]  # the left-out split's sessions
+
+
+def _session_outcomes(fold: Fold, strong: float, weak: float) -> tuple[int, int]:
+    """(safe sessions raised to high, high sessions ending below high) of the fold's split,
+    by its own out-of-fold model with these thresholds."""
+    model = replace(fold.model, strong=strong, weak=weak)
+    raised = missed = 0
+    for session in fold.sessions:
+        tiers = [v.tier for v in run_session(session.turns, session.id, model=model)]
+        if session.expect == "safe":
+            raised += any(at_least_high(t) for t in tiers)
+        else:
+            missed += not at_least_high(tiers[-1])
+    return raised, missed
+
+
+def choose_thresholds(folds: list[Fold]) -> tuple[float, float]:
+    """`strong` from the folds' out-of-fold negatives (STRONG_BUDGET of them reach it); `weak`
+    the one of WEAK_BUDGETS that raises the fewest safe sessions, then misses the fewest high
+    ones (then the most cautious), each session scored by the model that did not see it."""
+    # The budgets are shares of the HARD negatives: everyday talk, easy to tell apart, would
+    # dilute them and let more hard negatives through.
+    negatives = [score for f in folds for e, score in f.scored if e.label == 0 and e.split not in EASY_SPLITS]
+    strong = threshold(negatives, STRONG_BUDGET)
+    best: tuple[int, int, float] | None = None
+    for budget in WEAK_BUDGETS:
+        weak = min(strong, threshold(negatives, budget))
+        raised = missed = 0
+        for fold in folds:
+            r, m = _session_outcomes(fold, strong, weak)
+            raised, missed = raised + r, missed + m
+        key = (raised, missed, -weak)
+        if best is None or key < best:
+            best = key
+    assert best is not None
+    return strong, -best[2]
+
+
+def leave_one_split_out(data: list[Example], sessions: list[Session]) -> list[Fold]:
+    folds: list[Fold] = []
+    for split in sorted({e.split for e in data} | {s.split for s in sessions}):
+        weights, bias = train([e for e in data if e.split != split])
+        held = [e for e in data if e.split == split and e.whole]
+        scored = [(e, message_score(weights, bias, e)) for e in held]
+        model = Model(weights=weights, bias=bias, strong=2.0, weak=2.0)
+        folds.append(Fold(split, model, scored, [s for s in sessions if s.split == split]))
+        print(f"  trained without {split}", file=sys.stderr)
+    chosen = {fold.split: choose_thresholds([f for f in folds if f is not fold]) for fold in folds}
+    for fold in folds:
+        strong, weak = chosen[fold.split]
+        fold.model = replace(fold.model, strong=strong, weak=weak)
+    return folds
+
+
+def _figures(report: Report, split: str) -> tuple[str, str, str, str]:
+    def rate(t: object) -> str:
+        flagged, total = getattr(t, "flagged", 0), getattr(t, "total", 0)
+        return f"{flagged}/{total} {flagged / total:4.0%}" if total else "-"
+
+    en = rate(report.message_tally(expect="high", split=split, locale="en"))
+    fr = rate(report.message_tally(expect="high", split=split, locale="fr"))
+    high = report.session_tally(expect="high", split=split)
+    safe = report.session_tally(expect="safe", split=split)
+    sessions = (
+        f"{high.flagged}/{high.total}, safe raised {safe.flagged}/{safe.total}" if high.total + safe.total else "-"
+    )
+    return en, fr, sessions, rate(report.message_tally(expect="safe", split=split))
+
+
+def table(folder: Path, folds: list[Fold]) -> list[str]:
+    """The leave-one-split-out table: rules alone, then rules + the model that did not see the split."""
+    before = evaluate(folder, model=OFF)
+    lines = [
+        "leave-one-split-out: each split scored by the rules + a model trained on all the other splits",
+        f"{'split':10} {'':6} {'recall EN':12} {'recall FR':12} {'sessions high, safe raised':28} {'false alarms':12}",
+    ]
+    pooled = {"before": [0, 0, 0, 0, 0, 0, 0, 0], "after": [0, 0, 0, 0, 0, 0, 0, 0]}
+    for fold in folds:
+        after = evaluate(folder, model=fold.model, splits=[fold.split])
+        for name, report in (("before", before), ("after", after)):
+            en, fr, sessions, alarms = _figures(report, fold.split)
+            lines.append(
+                f"{fold.split if name == 'before' else '':10} {name:6} {en:12} {fr:12} {sessions:28} {alarms:12}"
+            )
+            tallies = (
+                report.message_tally(expect="high", split=fold.split, locale="en"),
+                report.message_tally(expect="high", split=fold.split, locale="fr"),
+                report.session_tally(expect="high", split=fold.split),
+                report.message_tally(expect="safe", split=fold.split),
+            )
+            for i, t in enumerate(tallies):
+                pooled[name][2 * i] += t.flagged
+                pooled[name][2 * i + 1] += t.total
+        lines.append(f"{'':10} {'':6} thresholds strong {fold.model.strong:.3f} weak {fold.model.weak:.3f}")
+    for name, p in pooled.items():
+        cells = [f"{p[2 * i]}/{p[2 * i + 1]} {p[2 * i] / max(p[2 * i + 1], 1):4.1%}" for i in range(4)]
+        lines.append(f"{'POOLED':10} {name:6} {cells[0]:12} {cells[1]:12} {cells[2]:28} {cells[3]:12}")
+    return lines
+
+
+def save(weights: dict[int, float], bias: float, strong: float, weak: float, sha: str, path: Path) -> None:
+    scale, quantized = quantize(weights)
+    keys = sorted(quantized)
+    payload = {
+        "about": "learned.py's weights: written by `make safety-model` (train_learned.py); do not edit",
+        "features_version": FEATURES_VERSION,
+        "bits": BITS,
+        "data_sha256": sha,
+        "bias": bias,
+        "strong": round(strong, 4),
+        "weak": round(weak, 4),
+        "count": len(keys),
+        "scale": scale,
+        "keys": base64.b64encode(struct.pack(f"<{len(keys)}I", *keys)).decode("ascii"),
+        "values": base64.b64encode(struct.pack(f"<{len(keys)}b", *(quantized[k] for k in keys))).decode("ascii"),
+    }
+    path.write_text(json.dumps(payload, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the labelled set's folder")
+    parser.add_argument("--out", type=Path, default=WEIGHTS_FILE, help="the weights file to write")
+    parser.add_argument("--table-only", action="store_true", help="print the table, write nothing")
+    args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"train_learned: {args.data}: no such folder", file=sys.stderr)
+        return 2
+    data = examples(args.data)
+    folds = leave_one_split_out(data, load_set(args.data)[1])
+    for line in table(args.data, folds):
+        print(line)
+    if args.table_only:
+        return 0
+    strong, weak = choose_thresholds(folds)
+    weights, bias = train(data)
+    save(weights, bias, strong, weak, data_sha256(args.data), args.out)
+    print(f"wrote {args.out}: {len(weights)} features, strong {strong:.3f}, weak {weak:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
