@@ -8,6 +8,10 @@ and train_b included), so these figures are IN-SAMPLE. The figure of generalisat
 leave-one-split-out table that `make safety-model` (train_learned.py) prints. `everyday` is
 ordinary coaching talk, not hard negatives: its false alarms are shown on their own.
 
+Then the UNSEEN set (tests/data/coaching/safety_unseen/): written by someone who saw
+neither the rules nor the data, never trained or tuned on. Its figures are the honest
+estimate of what the guard catches in text nobody here wrote for it.
+
 Then the guard's screening time per message over every message of the set: median and p99
 in microseconds, next to a trivial baseline (lower-casing the message and one regex search
 for two explicit phrases, the least a keyword screen does) measured in the same run, so the
@@ -26,7 +30,9 @@ from cantata.pipelines.coaching.evaluate import describe, evaluate, load_set
 from cantata.pipelines.coaching.guard import assess, screen
 from cantata.pipelines.coaching.learned import OFF, WEIGHTS_FILE, default_model
 
-SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching" / "safety"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching"
+SET = DATA / "safety"
+UNSEEN = DATA / "safety_unseen"
 _BASELINE = re.compile(r"\b(?:kill myself|suicide)\b")
 ROUNDS = 5
 
@@ -53,6 +59,9 @@ def main() -> None:
     report = evaluate(SET)
     print("coaching guard on the labelled set (tests/data/coaching/safety/)")
     for line in describe(report):
+        print(f"  {line}")
+    print("coaching guard on the UNSEEN set (tests/data/coaching/safety_unseen/: never trained or tuned on)")
+    for line in describe(evaluate(UNSEEN)):
         print(f"  {line}")
     messages, sessions = load_set(SET)
     texts = [m.text for m in messages] + [t for s in sessions for t in s.turns]
