@@ -680,13 +680,14 @@ def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
     """Insert buffered events with consecutive ids after the largest; return that largest.
     Under BEGIN IMMEDIATE no other writer can take the same ids. Events of turns deleted
     meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
+    if not rows:
+        return 0  # nothing to number: the base is not read back
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
-    if rows:
-        db.executemany(
-            "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data)"
-            " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
-            [(base + i, *row, row[0]) for i, row in enumerate(rows, start=1)],
-        )
+    db.executemany(
+        "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data)"
+        " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
+        [(base + i, *row, row[0]) for i, row in enumerate(rows, start=1)],
+    )
     return int(base)
 
 
