@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cantata.store import SqliteStore, Store
+from cantata.config import load_config
+from cantata.runtime import Cantata
+from cantata.spec import load_pipeline
+from cantata.store import SqliteStore, Store, TurnRow
+from cantata.turn import TurnResult
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +49,16 @@ def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
         for key, value in options.items():
             lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
     return write("instances.yaml", "\n".join(lines) + "\n")
+
+
+async def run_functions(write: WriteFile, home: Path, pipeline_yaml: str) -> tuple[TurnResult, TurnRow | None]:
+    """One turn ("hello") of a pipeline of function agents, and the turn as stored."""
+    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
+    try:
+        result = await app.run_turn(load_pipeline(write("p.yaml", pipeline_yaml)), "hello")
+        return result, await app.store.get_turn(result.turn_id)
+    finally:
+        await app.close()
 
 
 # -- stores ----------------------------------------------------------------------------------

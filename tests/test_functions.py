@@ -18,7 +18,7 @@ from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.threads import run_in_thread
-from tests.conftest import WriteFile, scripted_config
+from tests.conftest import WriteFile, run_functions, scripted_config
 
 # A function that blocks for 10 s (or until the test releases it), with timeout_s: 1.
 STUCK = """
@@ -185,12 +185,7 @@ async def test_a_function_output_that_cannot_be_stored_fails_its_agent_not_the_p
         "name: odd\nagents:\n  - name: tags\n    function: odd_fn.tags\n"
         "  - name: b\n    function: odd_fn.ok\n    deliver: final\n"
     )
-    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
-    try:
-        result = await app.run_turn(load_pipeline(write("p.yaml", text)), "hello")
-        stored = await app.store.get_turn(result.turn_id)
-    finally:
-        await app.close()
+    result, stored = await run_functions(write, home, text)
     tags, b = result.agents
     assert tags.status == "failed" and "could not store the output" in (tags.error or "")
     assert b.status == "ok" and result.status == "degraded"

@@ -12,7 +12,7 @@ from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.turn import TurnResult
-from tests.conftest import WriteFile, scripted_config
+from tests.conftest import WriteFile, run_functions, scripted_config
 
 # a -> (b, c) -> d, plus an early node e; b and c on instances of different speeds.
 DIAMOND = """
@@ -362,12 +362,7 @@ async def test_an_entry_refused_at_commit_fails_its_agent_and_the_turn_status(wr
         "name: race\nagents:\n  - name: side\n    function: racer.side\n"
         "  - name: answer\n    function: racer.answer\n    deliver: final\n"
     )
-    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
-    try:
-        result = await app.run_turn(load_pipeline(write("race.yaml", text)), "hello")
-        stored = await app.store.get_turn(result.turn_id)
-    finally:
-        await app.close()
+    result, stored = await run_functions(write, home, text)
     answer = next(a for a in result.agents if a.name == "answer")
     assert answer.status == "failed" and "already has an entry" in (answer.error or "")
     assert result.status == "failed"
