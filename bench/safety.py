@@ -8,9 +8,10 @@ and train_b included), so these figures are IN-SAMPLE. The figure of generalisat
 leave-one-split-out table that `make safety-model` (train_learned.py) prints. `everyday` is
 ordinary coaching talk, not hard negatives: its false alarms are shown on their own.
 
-Then the UNSEEN set (tests/data/coaching/safety_unseen/): written by someone who saw
-neither the rules nor the data, never trained or tuned on. Its figures are the honest
-estimate of what the guard catches in text nobody here wrote for it.
+Then the UNSEEN sets (tests/data/coaching/safety_unseen/: blind2, blind3, train_c,
+train_d), each written by someone who saw neither the rules nor the data, never trained or
+tuned on, and pooled: the honest estimate of what the guard catches in text nobody here
+wrote for it.
 
 Then the guard's screening time per message over every message of the set: median and p99
 in microseconds, next to a trivial baseline (lower-casing the message and one regex search
@@ -61,8 +62,16 @@ def main() -> None:
     for line in describe(report):
         print(f"  {line}")
     print("coaching guard on the UNSEEN set (tests/data/coaching/safety_unseen/: never trained or tuned on)")
-    for line in describe(evaluate(UNSEEN)):
+    unseen = evaluate(UNSEEN)
+    for line in describe(unseen):
         print(f"  {line}")
+    high, safe = unseen.message_tally(expect="high"), unseen.message_tally(expect="safe")
+    sessions, calm = unseen.session_tally(expect="high"), unseen.session_tally(expect="safe")
+    print(
+        f"  unseen, pooled: recall {high.flagged}/{high.total} = {high.rate:.1%}, false alarms"
+        f" {safe.flagged}/{safe.total} = {safe.rate:.1%}, sessions ended at high {sessions.flagged}/{sessions.total},"
+        f" safe sessions raised {calm.flagged}/{calm.total}"
+    )
     messages, sessions = load_set(SET)
     texts = [m.text for m in messages] + [t for s in sessions for t in s.turns]
     for text in texts[:50]:  # warm caches
