@@ -34,6 +34,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,8 @@ def linear(weights: dict[int, float], bias: float, found: frozenset[int]) -> flo
     """The model's logit for a feature set (each feature 1/sqrt(n), so length matters less)."""
     if not found:
         return bias
-    total = 0.0
-    get = weights.get
-    for f in found:
-        total += get(f, 0.0)
+    # map() keeps the loop in C, a few times faster than a Python loop; same order, same sum.
+    total = sum(map(weights.get, found, repeat(0.0)))
     return bias + total / math.sqrt(len(found))
 
 
