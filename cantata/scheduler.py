@@ -135,7 +135,7 @@ class TurnRunner:
         )
 
     async def _prepare_context(self) -> None:
-        """Memory, recent turns and the briefing: read once per turn, shared by every agent."""
+        """The briefing, built once per turn from the context read with its start, shared by every agent."""
         model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
         context = self.context
         memory = context.memory

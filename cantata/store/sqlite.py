@@ -6,7 +6,7 @@ are grouped: every write asked for in one loop tick, and every write asked for w
 the thread is busy, shares one transaction and one commit; each caller goes on once its
 own write is durable. Many turns finishing agents at once then cost one commit, not one
 each. Events and blackboard entries are buffered and committed with the next write (a
-turn's start or finish, a read), or after EVENT_FLUSH_S when none comes: a node costs
+turn's start or finish, a read), or after FLUSH_AFTER_S when none comes: a node costs
 at most one commit, and a quick turn's entries share one with its finish. Readers of an
 entry do not wait for it (see `write_entry`), and a turn returns once all are durable.
 
@@ -50,7 +50,7 @@ from cantata.threads import answering, settle
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
 
-EVENT_FLUSH_S = 0.05  # how long a buffered event may wait for a write to carry it
+FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
 BUSY_TIMEOUT_MS = 5000
 RECENT_TURNS = 50  # the most a turn's context reads back (the briefing's budget keeps fewer)
 
@@ -67,7 +67,7 @@ class SqliteStore:
         self._pending: list[tuple[Event, tuple[Any, ...]]] = []
         self._flush_scheduled = False
         self._writing = False
-        self._event_timer: asyncio.TimerHandle | None = None
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._callbacks: list[Committed] = []
         self._closed = False
 
@@ -152,7 +152,7 @@ class SqliteStore:
     def _queue(self, write: Write, *, soon: bool = True) -> asyncio.Future[Any]:
         """Queue `write` now, behind every write queued before it (the one thread commits
         them in this order); the future settles once it is committed. A write that is not
-        needed `soon` waits, like an event, for the next write to carry it, or EVENT_FLUSH_S."""
+        needed `soon` waits, like an event, for the next write to carry it, or FLUSH_AFTER_S."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self._closed:
             future.set_exception(StoreError(f"the database {self.path} is closed"))
@@ -161,7 +161,7 @@ class SqliteStore:
         if soon:
             self._schedule_flush()
         elif not self._flush_scheduled and not self._writing:
-            self._arm_event_timer()
+            self._arm_flush_timer()
         return future
 
     def _schedule_flush(self) -> None:
@@ -213,18 +213,18 @@ class SqliteStore:
         if self._batch:
             self._schedule_flush()
         elif self._pending and base is not None:
-            self._arm_event_timer()
+            self._arm_flush_timer()
 
-    def _arm_event_timer(self) -> None:
-        if self._event_timer is None:
+    def _arm_flush_timer(self) -> None:
+        if self._flush_timer is None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return  # no loop: `close` commits what is left
-            self._event_timer = loop.call_later(EVENT_FLUSH_S, self._event_timer_fired)
+            self._flush_timer = loop.call_later(FLUSH_AFTER_S, self._flush_timer_fired)
 
-    def _event_timer_fired(self) -> None:
-        self._event_timer = None
+    def _flush_timer_fired(self) -> None:
+        self._flush_timer = None
         self._schedule_flush()
 
     # -- sessions and turns ---------------------------------------------------------------
@@ -389,7 +389,7 @@ class SqliteStore:
         data = encode_lenient(event.data) if event.data else "{}"
         self._pending.append((event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data)))
         if not self._flush_scheduled and not self._writing:
-            self._arm_event_timer()
+            self._arm_flush_timer()
 
     def on_commit(self, callback: Committed) -> None:
         self._callbacks.append(callback)
@@ -564,9 +564,9 @@ class SqliteStore:
     async def close(self) -> None:
         if self._closed:
             return
-        if self._event_timer is not None:
-            self._event_timer.cancel()
-            self._event_timer = None
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
         try:
             await self._commit_pending_events()
         except StoreError:
