@@ -178,6 +178,12 @@ async def test_a_turn_starts_with_what_it_reads_of_earlier_turns(store: Store) -
     assert [(t.number, t.user_message, t.reply) for t in context.recent] == [(1, "hello", "hello, Ana")]
     # A resumed turn reads the same context back.
     assert await store.turn_context(session, second.id, ["persona", "shadow"]) == context
+    # A new session of the same user starts with the user's memory, and nothing of the other session.
+    elsewhere = await store.start_turn(
+        store.new_session("ana", "coaching"), "hi again", new_session=True, memory=["persona"]
+    )
+    assert elsewhere.number == 1
+    assert elsewhere.context == TurnContext(memory={"persona": context.memory["persona"]})
 
 
 async def test_summary_is_kept_per_session(store: Store) -> None:

@@ -12,7 +12,7 @@ Callers use only this module's names; `sqlite.py` is one implementation among ot
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cantata.events import Event
@@ -74,9 +74,9 @@ class TurnContext:
     """What a turn's agents read from earlier turns: read once per turn, shared by all."""
 
     memory: dict[str, EntryRow]  # each memory agent's latest successful entry for the user
-    summary: str  # the session's running summary...
-    summary_upto: int  # ...covering turns up to this number
-    recent: list[PastTurn]  # finished turns of the session before this one, oldest first
+    summary: str = ""  # the session's running summary...
+    summary_upto: int = 0  # ...covering turns up to this number
+    recent: list[PastTurn] = field(default_factory=list)  # finished turns of the session before this one, oldest first
 
 
 @dataclass(frozen=True)

@@ -258,18 +258,21 @@ class SqliteStore:
         def write(db: sqlite3.Connection) -> StartedTurn:
             if new_session:
                 db.execute("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", (session.user_id, now))
+                # Created with its first turn counted: nobody else can number a turn of it yet.
                 db.execute(
-                    "INSERT INTO sessions (id, user_id, pipeline, created_at) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO sessions (id, user_id, pipeline, created_at, turn_count) VALUES (?, ?, ?, ?, 1)",
                     (session.id, session.user_id, session.pipeline, now),
                 )
-            # The session row's counter, incremented in place: the row lock makes the
-            # number unique even with several writers (MAX(number)+1 would collide).
-            counted = db.execute(
-                "UPDATE sessions SET turn_count = turn_count + 1 WHERE id = ? RETURNING turn_count", (session.id,)
-            ).fetchone()
-            if counted is None:
-                raise StoreError(f"no session '{session.id}'")
-            number = int(counted[0])
+                number = 1
+            else:
+                # The session row's counter, incremented in place: the row lock makes the
+                # number unique even with several writers (MAX(number)+1 would collide).
+                counted = db.execute(
+                    "UPDATE sessions SET turn_count = turn_count + 1 WHERE id = ? RETURNING turn_count", (session.id,)
+                ).fetchone()
+                if counted is None:
+                    raise StoreError(f"no session '{session.id}'")
+                number = int(counted[0])
             cur = db.execute(
                 "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)", (session.id, number, now)
             )
@@ -279,7 +282,12 @@ class SqliteStore:
                 (turn_id, message, now),
             )
             # Read in the same transaction: the turn's agents wait on one crossing, not two.
-            return StartedTurn(turn_id, number, _turn_context(db, session, turn_id, memory))
+            # A new session has no summary and no earlier turns; the user's memory spans sessions.
+            if new_session:
+                context = TurnContext(memory=_latest_outputs(db, session.user_id, memory, turn_id))
+            else:
+                context = _turn_context(db, session, turn_id, memory)
+            return StartedTurn(turn_id, number, context)
 
         started: StartedTurn = await self.commit(write)
         return started
@@ -683,10 +691,13 @@ def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
     if not rows:
         return 0  # nothing to number: the base is not read back
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
+    # Which of their turns exist, asked once per turn rather than once per event.
+    turns = {row[0] for row in rows}
+    marks = ", ".join("?" * len(turns))
+    existing = {found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", tuple(turns))}
     db.executemany(
-        "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data)"
-        " SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
-        [(base + i, *row, row[0]) for i, row in enumerate(rows, start=1)],
+        "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
     )
     return int(base)
 
