@@ -119,18 +119,28 @@ async def measure() -> dict[str, float]:
             results[f"marginal_node_us_{label}"] = (wall - wall_single) / count / (NODES - 1) * 1e6
             await app.close()
         results["crossing_us"] = await crossing_us()
+        results["crossing_after_work_us"] = await crossing_us(500, work_s=0.001)
     return results
 
 
-async def crossing_us(count: int = 2000) -> float:
+async def crossing_us(count: int = 2000, *, work_s: float = 0.0) -> float:
     """One crossing from the event loop to the store's thread and back: a commit that
     writes nothing, to an in-memory database (median of `count`). Store I/O and synchronous
     functions run off the loop, so a sequential turn waits on a few of these: the store at
     the turn's start (its context read with it) and for its last commits, plus each
-    function agent."""
+    function agent.
+
+    With `work_s`, the loop first works that long (holding the GIL, as a turn's agents do)
+    while the store's thread waits: what a crossing costs within a turn, where the thread
+    has been idle since the last one. Waking an idle CPU costs more on some machines than
+    on others (on a nested virtual machine, several times more)."""
     store = SqliteStore(":memory:")
     times = []
     for _ in range(count):
+        if work_s:
+            busy_until = time.perf_counter() + work_s
+            while time.perf_counter() < busy_until:
+                pass
         start = time.perf_counter()
         await store.commit(lambda db: None)
         times.append(time.perf_counter() - start)
@@ -160,6 +170,9 @@ def main() -> None:
     )
     print(
         f"    one crossing to a thread        {r['crossing_us']:.1f} us (loop -> store thread -> loop; a sequential turn of this DAG waits on 3)"
+    )
+    print(
+        f"      after 1 ms of work on the loop {r['crossing_after_work_us']:.1f} us (= {r['crossing_after_work_us'] / r['crossing_us']:.2f}x: the thread's CPU had gone idle, as within a turn)"
     )
 
 
