@@ -247,6 +247,15 @@ async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events
     assert await store.events_after(0, user_id="v") == []
 
 
+async def test_events_of_many_turns_in_one_commit_are_all_stored(store: Store) -> None:
+    # More turns than one statement may name: the store asks which exist in chunks.
+    started = [await new_turn(store, "ana") for _ in range(600)]
+    for session_id, turn_id in started:
+        store.record_event(Event("agent_started", turn_id, session_id, 0.1, "a"))
+    stored = await store.events_after(0, limit=10_000)  # commits the buffered events first
+    assert sorted(e.turn_id for e in stored) == sorted(turn_id for _, turn_id in started)
+
+
 async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     for user in ("ana", "ben"):
         session = store.new_session(user, "coaching")

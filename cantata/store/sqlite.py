@@ -691,10 +691,14 @@ def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
     if not rows:
         return 0  # nothing to number: the base is not read back
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
-    # Which of their turns exist, asked once per turn rather than once per event.
-    turns = {row[0] for row in rows}
-    marks = ", ".join("?" * len(turns))
-    existing = {found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", tuple(turns))}
+    # Which of their turns exist, asked once per turn rather than once per event (in
+    # chunks: SQLite bounds the parameters of one statement).
+    turns = sorted({row[0] for row in rows})
+    existing: set[int] = set()
+    for start in range(0, len(turns), 500):
+        chunk = turns[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        existing.update(found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", chunk))
     db.executemany(
         "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
