@@ -17,6 +17,10 @@ from typing import Any, Protocol
 
 from cantata.events import Event
 
+# The most earlier turns a turn's context reads back (the briefing's budget keeps fewer):
+# every implementation reads the same, in `start_turn`, `turn_context` and `recent_turns`.
+RECENT_TURNS = 50
+
 
 @dataclass(frozen=True)
 class SessionRow:
@@ -181,7 +185,7 @@ class Store(Protocol):
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None: ...
 
     async def recent_turns(
-        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
     ) -> list[PastTurn]:
         """Finished turns before `before_turn` and after number `after_number`, oldest first."""
         ...

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from cantata.errors import StoreError
 from cantata.events import Event
 from cantata.store.base import (
+    RECENT_TURNS,
     AgentVersion,
     Committed,
     EntryRow,
@@ -52,7 +53,6 @@ Write = Callable[[sqlite3.Connection], Any]
 
 FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
 BUSY_TIMEOUT_MS = 5000
-RECENT_TURNS = 50  # the most a turn's context reads back (the briefing's budget keeps fewer)
 
 
 class SqliteStore:
@@ -343,7 +343,7 @@ class SqliteStore:
         await self.commit(write)
 
     async def recent_turns(
-        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = 50
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
     ) -> list[PastTurn]:
         return await self._read(lambda db: _recent_turns(db, session_id, before_turn, after_number, limit))
 
