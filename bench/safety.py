@@ -13,6 +13,10 @@ train_d), each written by someone who saw neither the rules nor the data, never 
 tuned on, and pooled: the honest estimate of what the guard catches in text nobody here
 wrote for it.
 
+First, the false alarms on BENIGN LONG conversations (tests/data/coaching/benign_long/,
+issue #19): ordinary 15-to-40-turn chats about changing a habit, written blind, per
+conversation as well as per message.
+
 Then the guard's screening time per message over every message of the set: median and p99
 in microseconds, next to a trivial baseline (lower-casing the message and one regex search
 for two explicit phrases, the least a keyword screen does) measured in the same run, so the
@@ -27,13 +31,15 @@ import statistics
 import time
 from pathlib import Path
 
-from cantata.pipelines.coaching.evaluate import describe, evaluate, load_set
+from cantata.pipelines.coaching.evaluate import describe, evaluate, load_set, run_session
 from cantata.pipelines.coaching.guard import assess, screen
 from cantata.pipelines.coaching.learned import OFF, WEIGHTS_FILE, default_model
+from cantata.pipelines.coaching.safety import at_least_high
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching"
 SET = DATA / "safety"
 UNSEEN = DATA / "safety_unseen"
+BENIGN_LONG = DATA / "benign_long"
 _BASELINE = re.compile(r"\b(?:kill myself|suicide)\b")
 ROUNDS = 5
 
@@ -56,7 +62,36 @@ def _p99(values: list[float]) -> float:
     return sorted(values)[min(len(values) - 1, int(0.99 * len(values)))]
 
 
+def benign_long() -> None:
+    """False alarms on long ordinary conversations (15 to 40 turns about changing a habit),
+    written blind by people who saw neither the rules nor the labelled data, never trained or
+    tuned on: per conversation (any turn at high or above is one false alarm, what a person
+    lives through), the turns answered at high (a tier never drops within a session), and
+    per message (each message alone, as the first turn of a fresh session)."""
+    _, sessions = load_set(BENIGN_LONG)
+    print("coaching guard on BENIGN LONG conversations (tests/data/coaching/benign_long/: never trained or tuned on)")
+    for split in sorted({s.split for s in sessions}):
+        for locale in ("en", "fr", None):
+            group = [s for s in sessions if s.split == split and locale in (None, s.locale)]
+            if not group:
+                continue
+            raised = turns = high_turns = alone = 0
+            for s in group:
+                verdicts = run_session(s.turns, session=s.id)
+                flags = sum(at_least_high(v.tier) for v in verdicts)
+                raised += flags > 0
+                turns += len(verdicts)
+                high_turns += flags
+                alone += sum(at_least_high(assess(t, session="bench", turn=1, previous=None).tier) for t in s.turns)
+            print(
+                f"  {split:12} {locale or 'all':3} conversations reaching high {raised:2}/{len(group):<2} ="
+                f" {raised / len(group):6.1%}   turns at high {high_turns / turns:6.1%}"
+                f"   messages alone at high {alone:3}/{turns:<4} = {alone / turns:5.1%}"
+            )
+
+
 def main() -> None:
+    benign_long()
     report = evaluate(SET)
     print("coaching guard on the labelled set (tests/data/coaching/safety/)")
     for line in describe(report):

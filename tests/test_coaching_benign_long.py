@@ -1,0 +1,25 @@
+"""The benign long conversations (tests/data/coaching/benign_long/) are what bench/safety.py
+measures false alarms on: they must load as sessions of the shape the issue asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cantata.pipelines.coaching.evaluate import load_set
+
+FOLDER = Path(__file__).parent / "data" / "coaching" / "benign_long"
+
+
+def test_benign_long_conversations_have_the_promised_shape() -> None:
+    messages, sessions = load_set(FOLDER)
+    assert not messages  # conversations only
+    assert len(sessions) >= 120
+    assert len({s.id for s in sessions}) == len(sessions)
+    for s in sessions:
+        assert s.expect == "safe", s.id
+        assert 15 <= len(s.turns) <= 40, s.id
+        assert s.locale in ("en", "fr"), s.id
+        assert s.split in ("long_dev", "long_heldout"), s.id
+    for split in ("long_dev", "long_heldout"):
+        for locale in ("en", "fr"):
+            assert any(s.split == split and s.locale == locale for s in sessions), (split, locale)
