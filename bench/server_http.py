@@ -29,7 +29,7 @@ from overhead import LATENCY, config, critical_path, write_pipeline  # noqa: E40
 
 from cantata.runtime import Cantata  # noqa: E402
 from cantata.spec import load_pipeline  # noqa: E402
-from tests.servers import free_port  # noqa: E402
+from tests.helpers.servers import free_port  # noqa: E402
 
 SESSIONS = 200
 SEPARATOR = "\n\n---\n\n"

@@ -1,18 +1,16 @@
-"""Shared fixtures: a private CANTATA_HOME per test, and helpers to write pipelines and configs."""
+"""Shared fixtures: a private CANTATA_HOME per test, a file writer, and a store per implementation.
+What is shared but not a fixture lives in tests/helpers/."""
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cantata.config import load_config
-from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
-from cantata.store import SqliteStore, Store, TurnRow
-from cantata.turn import TurnResult
+from cantata.store import SqliteStore
+from tests.helpers.pipelines import WriteFile
+from tests.helpers.stores import StoreFactory
 
 
 @pytest.fixture(autouse=True)
@@ -22,9 +20,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANTATA_HOME", str(path))
     monkeypatch.delenv("CANTATA_CONFIG", raising=False)
     return path
-
-
-WriteFile = Callable[[str, str], Path]
 
 
 @pytest.fixture
@@ -40,33 +35,9 @@ def write(tmp_path: Path) -> WriteFile:
     return _write
 
 
-def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
-    """An instances config of scripted instances: scripted_config(write, fast={"latency_s": 0})."""
-    lines = ["instances:"]
-    for name, options in instances.items():
-        lines.append(f"  - name: {name}")
-        lines.append("    backend: scripted")
-        for key, value in options.items():
-            lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
-    return write("instances.yaml", "\n".join(lines) + "\n")
-
-
-async def run_functions(write: WriteFile, home: Path, pipeline_yaml: str) -> tuple[TurnResult, TurnRow | None]:
-    """One turn ("hello") of a pipeline of function agents, and the turn as stored."""
-    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
-    try:
-        result = await app.run_turn(load_pipeline(write("p.yaml", pipeline_yaml)), "hello")
-        return result, await app.store.get_turn(result.turn_id)
-    finally:
-        await app.close()
-
-
 # -- stores ----------------------------------------------------------------------------------
 # The store tests run once per implementation of the `Store` protocol. Each param makes a
-# factory that opens a store on one database; calling it twice gives two stores (two
-# connections, as two processes would have) on the same data.
-
-StoreFactory = Callable[[], Store]
+# factory that opens a store on one database (see tests/helpers/stores.py).
 
 
 def _sqlite_factory(tmp_path: Path) -> StoreFactory:

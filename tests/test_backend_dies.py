@@ -12,8 +12,8 @@ from cantata.config import load_config
 from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile
-from tests.servers import LlamaServer
+from tests.helpers.pipelines import WriteFile
+from tests.helpers.servers import LlamaServer
 
 pytestmark = pytest.mark.server
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 PIPELINE = """
 name: talk

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WriteFile, scripted_config
-from tests.servers import free_port
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.servers import free_port
 from tests.test_scheduler import DIAMOND
 
 

@@ -8,7 +8,7 @@ from cantata.config import load_config
 from cantata.prompts import build_briefing
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 PIPELINE = """
 name: chatty

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import CantataServer
+from tests.helpers.servers import CantataServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.server]
 

@@ -17,7 +17,7 @@ from cantata.pipelines.factory.review import tool_findings
 from cantata.pipelines.factory.roles import refusal
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
 REQUEST = "an agent that extracts action items with owners and due dates from meeting notes"
@@ -182,7 +182,7 @@ async def test_a_model_refusal_stands_only_for_a_reason_cantata_recognises(
 async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_the_callers(
     write: WriteFile, home: Path
 ) -> None:
-    from tests.server_app import chat_body, client, make_app, new_key, running
+    from tests.helpers.server_app import chat_body, client, make_app, new_key, running
 
     ann, ben = await new_key(home, "ann"), await new_key(home, "ben")
     async with running(make_app(canned_config(write), home)) as app:

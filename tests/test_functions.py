@@ -18,7 +18,7 @@ from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.threads import run_in_thread
-from tests.conftest import WriteFile, run_functions, scripted_config
+from tests.helpers.pipelines import WriteFile, run_functions, scripted_config
 
 # A function that blocks for 10 s (or until the test releases it), with timeout_s: 1.
 STUCK = """

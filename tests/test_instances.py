@@ -14,7 +14,7 @@ from cantata.figures import live_figures
 from cantata.runtime import Cantata
 from cantata.server_metrics import parse_metrics, scrape
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.test_scheduler import DIAMOND
 
 VLLM_METRICS = """\

@@ -11,7 +11,7 @@ from cantata.errors import SpecError
 from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 # builder writes version 1; check passes from version `target`; fix bumps the version it
 # reads (the builder's at first, then, carried, its own of the iteration before).

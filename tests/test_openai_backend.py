@@ -22,7 +22,7 @@ from cantata.errors import (
     BackendUnavailable,
     ConfigError,
 )
-from tests.servers import LlamaServer, free_port
+from tests.helpers.servers import LlamaServer, free_port
 
 URL = "http://model.test:8000/v1"
 KEY = "sk-secret-123"

@@ -10,7 +10,7 @@ import yaml
 
 from cantata import Pipeline, PipelineSpec, SpecError, load_pipeline
 from cantata.pipelines import bundled
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 
 def agents(*specs: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from cantata.prompts import build_briefing, reader_inputs, select
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.store.base import EntryRow
-from tests.conftest import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 
 def test_a_view_keeps_only_the_named_fields_nested_ones_too() -> None:

@@ -12,7 +12,7 @@ from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.turn import TurnResult
-from tests.conftest import WriteFile, run_functions, scripted_config
+from tests.helpers.pipelines import WriteFile, run_functions, scripted_config
 
 # a -> (b, c) -> d, plus an early node e; b and c on instances of different speeds.
 DIAMOND = """

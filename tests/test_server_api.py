@@ -9,9 +9,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cantata.errors import UserError
-from tests.conftest import WriteFile, scripted_config
-from tests.server_app import chat_body, client, make_app, new_key, running
-from tests.sse import parse
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.server_app import chat_body, client, make_app, new_key, running
+from tests.helpers.sse import parse
 from tests.test_cli import cantata
 
 

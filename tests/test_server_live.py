@@ -11,9 +11,9 @@ import openai
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.conftest import WriteFile, scripted_config
-from tests.servers import CantataServer
-from tests.sse import parse
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.servers import CantataServer
+from tests.helpers.sse import parse
 
 pytestmark = pytest.mark.server
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.conftest import WriteFile, scripted_config
-from tests.server_app import chat_body, client, make_app, running
-from tests.sse import parse
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.server_app import chat_body, client, make_app, running
+from tests.helpers.sse import parse
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from cantata.errors import SpecError
 from cantata.spec import load_pipeline, pipeline_json_schema
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 DIAMOND = """
 name: diamond

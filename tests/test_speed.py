@@ -12,7 +12,7 @@ from cantata.config import load_config
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
 from cantata.speed import FLOOR_S, SLACK, Speed
-from tests.conftest import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 
 def measured(prompt_s: float, gen_s: float) -> Speed:

@@ -13,7 +13,7 @@ import pytest
 from cantata.errors import StoreError
 from cantata.events import Event
 from cantata.store import Store, TurnContext
-from tests.conftest import StoreFactory
+from tests.helpers.stores import StoreFactory
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
 from cantata.turn import AgentResult
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 
 class Mood(BaseModel):

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from cantata.factory import sandbox
-from tests.servers import CantataServer
+from tests.helpers.servers import CantataServer
 from tests.test_dashboard_browser import ARGS, CHROMIUM
 from tests.test_factory import CANNED, REQUEST
 

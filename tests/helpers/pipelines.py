@@ -1,0 +1,36 @@
+"""Writing pipelines and instance configs for a test, and running one turn of a pipeline of
+function agents (the `write` fixture in conftest.py is the WriteFile these take)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from cantata.config import load_config
+from cantata.runtime import Cantata
+from cantata.spec import load_pipeline
+from cantata.store import TurnRow
+from cantata.turn import TurnResult
+
+WriteFile = Callable[[str, str], Path]
+
+
+def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
+    """An instances config of scripted instances: scripted_config(write, fast={"latency_s": 0})."""
+    lines = ["instances:"]
+    for name, options in instances.items():
+        lines.append(f"  - name: {name}")
+        lines.append("    backend: scripted")
+        for key, value in options.items():
+            lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
+    return write("instances.yaml", "\n".join(lines) + "\n")
+
+
+async def run_functions(write: WriteFile, home: Path, pipeline_yaml: str) -> tuple[TurnResult, TurnRow | None]:
+    """One turn ("hello") of a pipeline of function agents, and the turn as stored."""
+    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
+    try:
+        result = await app.run_turn(load_pipeline(write("p.yaml", pipeline_yaml)), "hello")
+        return result, await app.store.get_turn(result.turn_id)
+    finally:
+        await app.close()
