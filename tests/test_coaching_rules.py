@@ -10,7 +10,6 @@ import pytest
 
 from cantata.errors import Rejected
 from cantata.nodes import CheckContext, FunctionContext
-from cantata.pipelines.coaching import conflicts as rules
 from cantata.pipelines.coaching.conflicts import PRECEDENCE, RULES, Board, conflicts, resolve, winner
 from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import advice_problem, double_sided_reflection, followup_reply, on_topic
@@ -237,16 +236,40 @@ def test_conflicts_without_stability_fall_back_to_the_guard() -> None:
     assert set(UNIVERSAL_BLOCKED) <= set(plan.must_avoid)
 
 
-def test_every_rule_is_tested_here() -> None:
-    names = {r.name for r in rules.RULES}
-    assert names == {
-        "tier_floor",
-        "early_reply_blocked_action",
-        "directive_at_high_tier",
-        "follow_through_gap",
-        "stage_vs_strategy",
-        "tone_vs_persona",
+def labelled_examples() -> dict[str, Board]:
+    """Boards on which the rules must find a conflict, labelled with what makes them conflict.
+    A rule is tested here when it fires on one of them: a new rule needs an example."""
+    crisis = flagged(CRISIS_EN)
+    misread = compose_stability(crisis, Stability(domain="wellbeing", severity=1, detectability=1, reversibility=1))
+    dieting = flagged("I want to lose weight fast")
+    eating = compose_stability(dieting, Stability(domain="eating", severity=3, detectability=2, reversibility=2))
+    return {
+        "the model reads less risk than the rules": Board(guard=crisis, stability=misread, tier=misread.tier or "none"),
+        "the early reply advises what stability blocks": Board(
+            guard=dieting,
+            stability=eating,
+            tier=eating.tier or "none",
+            coach=Coach(reply="Try skipping breakfast for a week?", tier="none"),
+        ),
+        "a directive strategy in a crisis": board(CRISIS_EN, plasticity=plasticity(directiveness="directing")),
+        "persona's estimate far from shadow's count": board(shadow=shadow(kept=0, total=2), persona=persona(pct=80)),
+        "a plan for someone not ready for one": board(
+            shadow=shadow(stage="precontemplation"), plasticity=plasticity(mi_process="planning")
+        ),
+        "a direct tone for an anxious person": board(
+            persona=persona(neuroticism=5), plasticity=plasticity(tone=["direct"])
+        ),
     }
+
+
+@pytest.fixture(scope="module")
+def fired_on_examples() -> set[str]:
+    return {c.rule for example in labelled_examples().values() for c in resolve(example).conflicts}
+
+
+@pytest.mark.parametrize("rule", [r.name for r in RULES])
+def test_every_rule_fires_on_a_labelled_example(rule: str, fired_on_examples: set[str]) -> None:
+    assert rule in fired_on_examples, f"no example in labelled_examples() makes the rule {rule} fire"
 
 
 # -- the blocked-action detector ---------------------------------------------------------------
