@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test bench lint clean safety-model
+.PHONY: run test system-packages bench lint clean safety-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,14 @@ run: $(VENV)/.installed-run
 	@echo ">> Starting cantata serve on the embedded model (Ctrl-C stops it)."
 	$(BIN)/cantata serve --host 127.0.0.1 --port $(PORT)
 
+# What the tests need beyond .venv (Chromium, bubblewrap, ...; see the script): installed with
+# apt-get only when missing, as root or through sudo. First, so that a password prompt comes
+# before the long compile, not after it.
+system-packages:
+	@PYTHON=$(PYTHON) scripts/system-packages.sh
+
 # A bare `pytest` runs the fast suite (pyproject.toml deselects the slow tiers); `-m` selects them.
-test: $(VENV)/.installed-test
+test: system-packages $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -35,7 +35,7 @@ def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[CantataSe
 
 def test_chat_then_timeline_in_chromium(server: CantataServer, tmp_path: Path) -> None:
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run .ci/system-packages.sh (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (scripts/system-packages.sh)")
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:

@@ -23,7 +23,7 @@ CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
 REQUEST = "an agent that extracts action items with owners and due dates from meeting notes"
 
 needs_bwrap = pytest.mark.skipif(
-    # In CI bubblewrap is installed (.ci/system-packages.sh): there a missing one must fail, not skip.
+    # CI runs `make test`, which installs bubblewrap: there a missing one must fail, not skip.
     sandbox.sandbox_problem() is not None and not os.environ.get("CI"),
     reason=f"bubblewrap unusable: {sandbox.sandbox_problem()}",
 )

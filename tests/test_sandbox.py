@@ -16,7 +16,7 @@ from cantata.factory import sandbox
 from cantata.factory.sandbox import Limits, run_tool
 
 pytestmark = pytest.mark.skipif(
-    # In CI bubblewrap is installed (.ci/system-packages.sh): there a missing one must fail, not skip.
+    # CI runs `make test`, which installs bubblewrap: there a missing one must fail, not skip.
     sandbox.sandbox_problem() is not None and not os.environ.get("CI"),
     reason=f"bubblewrap unusable: {sandbox.sandbox_problem()}",
 )

@@ -29,7 +29,7 @@ def server(tmp_path: Path) -> Iterator[CantataServer]:
 
 def test_a_factory_task_shows_on_the_task_board_as_it_runs(server: CantataServer) -> None:
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run .ci/system-packages.sh (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (scripts/system-packages.sh)")
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
