@@ -109,10 +109,6 @@ class ModelSpec(BaseModel):
     def is_moe(self) -> bool:
         return self.experts is not None
 
-    @property
-    def is_reasoning(self) -> bool:
-        return self.reasoning_parser is not None
-
     def score(self, benchmark: Benchmark) -> Score | None:
         return self.scores.get(benchmark)
 

@@ -137,10 +137,6 @@ def _load(path: Path = HARDWARE_FILE) -> _HardwareFile:
     return data
 
 
-def gpu_specs() -> dict[str, GPUSpec]:
-    return dict(_load().gpus)
-
-
 def profile_names() -> list[str]:
     return list(_load().profiles)
 

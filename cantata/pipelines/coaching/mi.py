@@ -138,20 +138,14 @@ def double_sided_reflection(message: str) -> str | None:
     return None
 
 
-_GENERIC: dict[Locale, str] = {
-    "en": "It sounds like part of you wants this change, and another part keeps pulling the other way.",
-    "fr": "On dirait qu'une partie de vous veut ce changement, et qu'une autre tire dans l'autre sens.",
-}
-_OPEN_QUESTION: dict[Locale, dict[str, str]] = {
+_OPEN_QUESTION: dict[Locale, dict[MiProcess, str]] = {
     "en": {
-        "coach": "What matters most to you about making this change?",
         "engaging": "What would you like me to understand about this?",
         "focusing": "Which part of this matters most to you right now?",
         "evoking": "What would be different for you if this changed?",
         "planning": "What might a first small step look like, if you want one?",
     },
     "fr": {
-        "coach": "Qu'est-ce qui compte le plus pour vous dans ce changement ?",
         "engaging": "Qu'aimeriez-vous que je comprenne de votre situation ?",
         "focusing": "Qu'est-ce qui compte le plus pour vous en ce moment, là-dedans ?",
         "evoking": "Qu'est-ce qui serait différent pour vous si cela changeait ?",
@@ -170,10 +164,3 @@ def followup_reply(locale: Locale, process: MiProcess | None) -> str:
     """The merged reply's template: it follows the early reflection instead of repeating it,
     with an affirmation and the open question of the plan's MI process."""
     return f"{_AFFIRMATION[locale]} {_OPEN_QUESTION[locale][process or 'evoking']}"
-
-
-def reflective_reply(message: str, locale: Locale, *, process: MiProcess | None = None) -> str:
-    """A reflection and one open question: the person's words when they fit the usual
-    'I want to X but Y' shape (English), else a general double-sided reflection."""
-    reflection = (double_sided_reflection(message) if locale == "en" else None) or _GENERIC[locale]
-    return f"{reflection} {_OPEN_QUESTION[locale][process or 'coach']}"
