@@ -12,12 +12,12 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.store import SqliteStore, open_store
-from cantata.store.migrations import MIGRATIONS
+from cantata.store.migrations import MIGRATIONS, execute_script, migrate, name_of
 
 
 async def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "cantata.db")
-    assert await store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert await store.applied_migrations() == [name_of(m) for m in MIGRATIONS]
     assert await store.migrate() == []  # nothing left to apply
     await store.close()
     reopened = SqliteStore(tmp_path / "cantata.db")
@@ -28,7 +28,7 @@ async def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
 
 
 def test_migration_names_are_ordered_and_unique() -> None:
-    names = [name for name, _ in MIGRATIONS]
+    names = [name_of(m) for m in MIGRATIONS]
     assert names == sorted(names) and len(set(names)) == len(names)
 
 
@@ -36,9 +36,9 @@ async def test_turn_counter_migration_continues_numbering_of_an_older_database(t
     path = tmp_path / "cantata.db"
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for name, sql in MIGRATIONS[:2]:
-        db.executescript(sql)
-        db.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    for fn in MIGRATIONS[:2]:
+        fn(db)
+        db.execute("INSERT INTO migrations VALUES (?, 0)", (name_of(fn),))
     db.execute("INSERT INTO users VALUES ('ana', 0)")
     db.execute("INSERT INTO sessions (id, user_id, pipeline, created_at) VALUES ('s', 'ana', 'p', 0)")
     for number in (1, 2, 3):
@@ -93,3 +93,62 @@ async def test_a_database_that_cannot_be_opened_is_one_store_error(tmp_path: Pat
     with pytest.raises(StoreError, match="cannot open the database"):
         await store.get_session("x")
     await store.close()
+
+
+def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
+    # Recorded as the list of SQL strings named them, so no database made by it migrates again.
+    assert [name_of(m) for m in MIGRATIONS] == [
+        "001_core",
+        "002_session_summary",
+        "003_session_turn_counter",
+        "004_api_keys",
+        "005_blackboard_iterations",
+        "006_deployed_agents",
+    ]
+
+
+def m007_count_turns(db: sqlite3.Connection) -> None:
+    """A trigger (whose body holds `;`) and a data migration, in one script."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE turn_totals (session_id TEXT PRIMARY KEY, started INTEGER NOT NULL);
+        INSERT INTO turn_totals SELECT session_id, COUNT(*) FROM turns GROUP BY session_id;
+        CREATE TRIGGER count_turns AFTER INSERT ON turns BEGIN
+            INSERT OR IGNORE INTO turn_totals (session_id, started) VALUES (NEW.session_id, 0);
+            UPDATE turn_totals SET started = started + 1 WHERE session_id = NEW.session_id;
+        END;
+        """,
+    )
+
+
+def m008_number_in_python(db: sqlite3.Connection) -> None:
+    """A data migration in Python."""
+    db.execute("ALTER TABLE turn_totals ADD COLUMN label TEXT")
+    rows = db.execute("SELECT session_id, started FROM turn_totals").fetchall()
+    db.executemany("UPDATE turn_totals SET label = ? WHERE session_id = ?", [(f"{n} turns", s) for s, n in rows])
+
+
+def m009_broken(db: sqlite3.Connection) -> None:
+    execute_script(db, "CREATE TABLE half_done (x INTEGER); INSERT INTO nowhere VALUES (1);")
+
+
+async def test_a_migration_may_hold_a_trigger_and_move_data_and_fails_whole(tmp_path: Path) -> None:
+    path = tmp_path / "cantata.db"
+    store = SqliteStore(path)
+    session = store.new_session("ana", "p")
+    await store.start_turn(session, "before", new_session=True)
+    await store.close()
+    db = sqlite3.connect(path, isolation_level=None)
+    assert migrate(db, path, [*MIGRATIONS, m007_count_turns, m008_number_in_python]) == [
+        "007_count_turns",
+        "008_number_in_python",
+    ]
+    db.execute("INSERT INTO turns (session_id, number, started_at) VALUES (?, 2, 0)", (session.id,))
+    assert db.execute("SELECT started, label FROM turn_totals").fetchall() == [(2, "1 turns")]
+    with pytest.raises(StoreError, match="migration 009_broken failed"):
+        migrate(db, path, [*MIGRATIONS, m007_count_turns, m008_number_in_python, m009_broken])
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in tables  # rolled back whole, and not recorded
+    assert db.execute("SELECT COUNT(*) FROM migrations WHERE name = '009_broken'").fetchone() == (0,)
+    db.close()

@@ -1,14 +1,81 @@
-"""Ordered, named schema migrations. Append new ones; never edit one that has shipped.
+"""The SQLite schema as ordered, named migrations: Python functions, applied in order.
+
+Append new ones; never edit one that has shipped. Each is a function of the connection
+(llm's style), so a migration may move data in Python as well as run SQL, and
+`execute_script` runs SQL whole statement by statement, a trigger's body included. Each
+is recorded by its name without the leading `m` ("001_core"), the names the earlier
+list of SQL strings recorded, so a database made by it is not migrated again.
 
 No AUTOINCREMENT: it rewrites sqlite_sequence on every insert, one more page per commit.
-The blackboard is keyed by (turn, agent), which is also what makes it write-once.
+The blackboard is keyed by (turn, agent, iteration), which is also what makes it write-once.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "001_core",
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+
+from cantata.errors import StoreError
+from cantata.store.sqlite_db import transaction
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register `fn` as the next migration (its name orders it: m001_..., m002_...)."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def name_of(fn: Migration) -> str:
+    """The name a migration is recorded under: its function's, without the leading `m`."""
+    return fn.__name__.removeprefix("m")
+
+
+def migrate(db: sqlite3.Connection, where: object, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply the migrations not yet applied, each in its own write transaction, and decide
+    inside it whether it is applied: two processes opening a new file at once then apply
+    each migration once between them. Returns the names applied."""
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM migrations")}
+    applied = []
+    for fn in migrations:
+        name = name_of(fn)
+        if name in done:
+            continue
+        try:
+            with transaction(db):
+                if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                    continue  # another process applied it meanwhile
+                fn(db)
+                db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+        except sqlite3.Error as exc:
+            raise StoreError(f"migration {name} failed on {where}: {exc}") from exc
+        applied.append(name)
+    return applied
+
+
+def execute_script(db: sqlite3.Connection, script: str) -> None:
+    """Run every statement of `script` in the transaction under way. Not `executescript`,
+    which commits first; not a split on `;`, which cuts a trigger's body: a statement ends
+    at the first `;` where SQLite itself finds it complete."""
+    start = 0
+    for end in (i + 1 for i, char in enumerate(script) if char == ";"):
+        if sqlite3.complete_statement(script[start:end]):
+            db.execute(script[start:end])
+            start = end
+    if script[start:].strip():
+        db.execute(script[start:])
+
+
+@migration
+def m001_core(db: sqlite3.Connection) -> None:
+    """Users, sessions, turns, their messages, the blackboard and the event log."""
+    execute_script(
+        db,
         """
         CREATE TABLE users (
             id TEXT PRIMARY KEY,
@@ -61,27 +128,40 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX events_turn ON events(turn_id);
         """,
-    ),
-    (
-        "002_session_summary",
+    )
+
+
+@migration
+def m002_session_summary(db: sqlite3.Connection) -> None:
+    """A session's running summary (compaction.py) and the last turn it covers."""
+    execute_script(
+        db,
         """
         ALTER TABLE sessions ADD COLUMN summary TEXT NOT NULL DEFAULT '';
         ALTER TABLE sessions ADD COLUMN summary_upto INTEGER NOT NULL DEFAULT 0;
         """,
-    ),
-    (
-        # A turn's number comes from this counter, incremented in place (UPDATE ... RETURNING),
-        # so two writers starting turns of one session at once cannot take the same number.
-        "003_session_turn_counter",
+    )
+
+
+@migration
+def m003_session_turn_counter(db: sqlite3.Connection) -> None:
+    """A turn's number comes from this counter, incremented in place (UPDATE ... RETURNING),
+    so two writers starting turns of one session at once cannot take the same number."""
+    execute_script(
+        db,
         """
         ALTER TABLE sessions ADD COLUMN turn_count INTEGER NOT NULL DEFAULT 0;
         UPDATE sessions SET turn_count = (SELECT COALESCE(MAX(number), 0) FROM turns WHERE session_id = sessions.id);
         """,
-    ),
-    (
-        # API keys of the server (cantata/server/keys.py): only a hash of each key is kept.
-        # No foreign key to users: forgetting a user's data does not revoke their access.
-        "004_api_keys",
+    )
+
+
+@migration
+def m004_api_keys(db: sqlite3.Connection) -> None:
+    """API keys of the server (cantata/server/keys.py): only a hash of each key is kept.
+    No foreign key to users: forgetting a user's data does not revoke their access."""
+    execute_script(
+        db,
         """
         CREATE TABLE api_keys (
             id TEXT PRIMARY KEY,
@@ -93,11 +173,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX api_keys_user ON api_keys(user_id);
         """,
-    ),
-    (
-        # Bounded loops (a pipeline's `loop`): each iteration of a looped agent writes its own
-        # entry, so the key gains the iteration (0 for agents outside a loop).
-        "005_blackboard_iterations",
+    )
+
+
+@migration
+def m005_blackboard_iterations(db: sqlite3.Connection) -> None:
+    """Bounded loops (a pipeline's `loop`): each iteration of a looped agent writes its own
+    entry, so the key gains the iteration (0 for agents outside a loop)."""
+    execute_script(
+        db,
         """
         CREATE TABLE blackboard_iterations (
             turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
@@ -116,12 +200,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE blackboard_iterations RENAME TO blackboard;
         CREATE INDEX blackboard_memory ON blackboard(user_id, agent, status, turn_id);
         """,
-    ),
-    (
-        # Agents deployed by the factory, versioned; their files live under
-        # CANTATA_HOME/agents/NAME/VERSION/. Versions are numbered from the agent row's
-        # counter (as turns are), and one version is active: `run agent:NAME` runs it.
-        "006_deployed_agents",
+    )
+
+
+@migration
+def m006_deployed_agents(db: sqlite3.Connection) -> None:
+    """Agents deployed by the factory, versioned; their files live under
+    CANTATA_HOME/agents/NAME/VERSION/. Versions are numbered from the agent row's
+    counter (as turns are), and one version is active: `run agent:NAME` runs it."""
+    execute_script(
+        db,
         """
         CREATE TABLE agents (
             name TEXT PRIMARY KEY,
@@ -140,5 +228,4 @@ MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY (name, version)
         );
         """,
-    ),
-]
+    )

@@ -10,9 +10,7 @@ turn's start or finish, a read), or after FLUSH_AFTER_S when none comes: a node 
 at most one commit, and a quick turn's entries share one with its finish. Readers of an
 entry do not wait for it (see `write_entry`), and a turn returns once all are durable.
 
-WAL with synchronous=NORMAL: durable against a crash of Cantata, fast enough to commit on
-every blackboard write. `busy_timeout` lets a second process (`cantata run` beside a
-server) wait for the write lock instead of failing.
+The connection's settings are in `sqlite_db.py`, the schema in `migrations.py`.
 """
 
 from __future__ import annotations
@@ -45,14 +43,14 @@ from cantata.store.base import (
     TurnRow,
 )
 from cantata.store.encoding import encode, encode_lenient
-from cantata.store.migrations import MIGRATIONS
+from cantata.store.migrations import migrate
+from cantata.store.sqlite_db import connect, transaction
 from cantata.threads import answering, settle
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
 
 FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
-BUSY_TIMEOUT_MS = 5000
 
 
 class SqliteStore:
@@ -75,16 +73,9 @@ class SqliteStore:
 
     def _open(self) -> None:
         try:
-            if isinstance(self.path, Path):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                str(self.path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
-            )
-            _set_wal(db)
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
+            db = connect(self.path)
             self._db = db
-            _migrate(db, self.path)
+            migrate(db, self.path)
         except StoreError as exc:
             self._open_error = exc
         except (OSError, sqlite3.Error) as exc:
@@ -107,7 +98,7 @@ class SqliteStore:
         could not be committed)."""
         db = self._connection()
         try:
-            with _transaction(db):
+            with transaction(db):
                 results: list[tuple[bool, Any]] = [(True, write(db)) for write in writes]
                 committed = _insert_events(db, events)
             return results, committed
@@ -117,7 +108,7 @@ class SqliteStore:
         base: int | None = None
         for write in writes:
             try:
-                with _transaction(db):
+                with transaction(db):
                     result = write(db)
                     if base is None:
                         base = _insert_events(db, events)
@@ -126,7 +117,7 @@ class SqliteStore:
                 outcomes.append((False, exc))
         if base is None and events:
             try:
-                with _transaction(db):
+                with transaction(db):
                     base = _insert_events(db, events)
             except Exception:
                 base = None
@@ -564,7 +555,7 @@ class SqliteStore:
 
     async def migrate(self) -> list[str]:
         """Apply the migrations not yet applied, in order; return their names."""
-        return await self._read(lambda db: _migrate(db, self.path))
+        return await self._read(lambda db: migrate(db, self.path))
 
     async def applied_migrations(self) -> list[str]:
         return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])
@@ -622,66 +613,8 @@ class _Worker:
 # -- SQL helpers (run on the worker thread) ------------------------------------------------
 
 
-def _set_wal(db: sqlite3.Connection) -> None:
-    """Switch to WAL. While another process creates or converts the same new file, SQLite
-    answers "database is locked" at once, without waiting on the busy timeout: wait here."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
 def _nothing(db: sqlite3.Connection) -> None:
     """A write that writes nothing: awaiting it waits for every write queued before it."""
-
-
-class _transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None:
-            self.db.execute("ROLLBACK")
-            return
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error:
-            self.db.execute("ROLLBACK")
-            raise
-
-
-def _migrate(db: sqlite3.Connection, where: object) -> list[str]:
-    """Apply the migrations not yet applied, each in its own write transaction, and decide
-    inside it whether it is applied: two processes opening a new file at once then apply
-    each migration once between them."""
-    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    done = {row[0] for row in db.execute("SELECT name FROM migrations")}
-    applied = []
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        try:
-            with _transaction(db):
-                if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
-                    continue  # another process applied it meanwhile
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
-        except sqlite3.Error as exc:
-            raise StoreError(f"migration {name} failed on {where}: {exc}") from exc
-        applied.append(name)
-    return applied
 
 
 def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
