@@ -53,12 +53,13 @@ async def test_turn_counter_migration_continues_numbering_of_an_older_database(t
 
 
 async def test_reads_and_writes_run_off_the_event_loop(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = SqliteStore(tmp_path / "cantata.db")
     session = store.new_session("ana", "p")
     await store.start_turn(session, "hi", new_session=True)
     # Hold the store's thread: a slow disk. The loop must go on meanwhile.
     release = threading.Event()
-    store._executor.run(release.wait)  # type: ignore[attr-defined]
+    held = asyncio.ensure_future(store.commit(lambda db: release.wait()))
+    await asyncio.sleep(0.01)
     read = asyncio.create_task(store.get_session(session.id))
     ticks = 0
     start = time.monotonic()
@@ -68,6 +69,7 @@ async def test_reads_and_writes_run_off_the_event_loop(tmp_path: Path) -> None:
     assert not read.done() and ticks >= 5, "the loop kept running while the store was busy"
     release.set()
     assert (await read) == session
+    await held
     await store.close()
 
 

@@ -1,26 +1,17 @@
 """The SQLite store: one file under CANTATA_HOME, one connection on one worker thread.
 
-Every read and write runs on that thread (datasette's pattern: one thread owns the
-connection and is the only writer), so the event loop never waits on the disk. Writes
-are grouped: every write asked for in one loop tick, and every write asked for while
-the thread is busy, shares one transaction and one commit; each caller goes on once its
-own write is durable. Many turns finishing agents at once then cost one commit, not one
-each. Events and blackboard entries are buffered and committed with the next write (a
-turn's start or finish, a read), or after FLUSH_AFTER_S when none comes: a node costs
-at most one commit, and a quick turn's entries share one with its finish. Readers of an
-entry do not wait for it (see `write_entry`), and a turn returns once all are durable.
+Every read and write runs on that thread through the group committer (`committer.py`,
+datasette's pattern: one thread owns the connection and is the only writer), so the
+event loop never waits on the disk, and the writes of one loop tick share one commit.
 
 The connection's settings are in `sqlite_db.py`, the schema in `migrations.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import queue
 import secrets
 import sqlite3
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -42,181 +33,44 @@ from cantata.store.base import (
     TurnContext,
     TurnRow,
 )
+from cantata.store.committer import Committer
 from cantata.store.encoding import encode, encode_lenient
 from cantata.store.migrations import migrate
 from cantata.store.sqlite_db import connect, transaction
-from cantata.threads import answering, settle
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
 
-FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
-
 
 class SqliteStore:
     def __init__(self, path: Path | str) -> None:
+        """Opening does no I/O on the caller's thread: the committer's thread opens the
+        file (and migrates it) before any other job."""
         self.path = path
-        self._executor = _Worker()
-        self._db: sqlite3.Connection | None = None
-        self._open_error: StoreError | None = None
-        # The thread runs calls in order, so the connection is open before any other call.
-        self._executor.run(self._open)
-        self._batch: list[tuple[Write, asyncio.Future[Any]]] = []
-        self._pending: list[tuple[Event, tuple[Any, ...]]] = []
-        self._flush_scheduled = False
-        self._writing = False
-        self._flush_timer: asyncio.TimerHandle | None = None
-        self._callbacks: list[Committed] = []
-        self._closed = False
+        self._committer: Committer[sqlite3.Connection, tuple[Any, ...]] = Committer(
+            name=str(path),
+            open=self._open,
+            close=sqlite3.Connection.close,
+            transaction=transaction,
+            store_events=_insert_events,
+        )
 
-    # -- on the worker thread -------------------------------------------------------------
-
-    def _open(self) -> None:
+    def _open(self) -> sqlite3.Connection:
+        db = connect(self.path)
         try:
-            db = connect(self.path)
-            self._db = db
             migrate(db, self.path)
-        except StoreError as exc:
-            self._open_error = exc
-        except (OSError, sqlite3.Error) as exc:
-            self._open_error = StoreError(f"cannot open the database {self.path}: {exc}")
-            self._open_error.__cause__ = exc
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._open_error is not None:
-            raise self._open_error
-        if self._db is None:
-            raise StoreError(f"the database {self.path} is closed")
-        return self._db
-
-    def _write_batch(
-        self, writes: list[Write], events: list[tuple[Any, ...]]
-    ) -> tuple[list[tuple[bool, Any]], int | None]:
-        """Run the writes in one transaction with the buffered events; on a failure, one
-        transaction each, so that one bad write fails alone. Returns each write's
-        (ok, result or error) and the sequence number before the events' (None if they
-        could not be committed)."""
-        db = self._connection()
-        try:
-            with transaction(db):
-                results: list[tuple[bool, Any]] = [(True, write(db)) for write in writes]
-                committed = _insert_events(db, events)
-            return results, committed
-        except Exception:
-            pass  # one write failed and rolled the others back: retry them one by one below
-        outcomes: list[tuple[bool, Any]] = []
-        base: int | None = None
-        for write in writes:
-            try:
-                with transaction(db):
-                    result = write(db)
-                    if base is None:
-                        base = _insert_events(db, events)
-                outcomes.append((True, result))
-            except Exception as exc:
-                outcomes.append((False, exc))
-        if base is None and events:
-            try:
-                with transaction(db):
-                    base = _insert_events(db, events)
-            except Exception:
-                base = None
-        return outcomes, base
-
-    # -- on the event loop ----------------------------------------------------------------
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._batch:
-            # Writes still gathering for their commit were asked for before this read: a
-            # read sees every write asked for before it (callers rely on it, see `write_entry`).
-            await self.commit(_nothing)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._executor.call(lambda: _guarded(self.path, fn, self._connection()), loop, partial(settle, future))
-        return await future
+        return await self._committer.read(partial(_guarded, self.path, fn))
 
     async def commit(self, write: Write) -> Any:
         """Run `write` in the transaction shared by the writes of this tick and return its
         result once committed."""
-        return await self._queue(write)
-
-    def _queue(self, write: Write, *, soon: bool = True) -> asyncio.Future[Any]:
-        """Queue `write` now, behind every write queued before it (the one thread commits
-        them in this order); the future settles once it is committed. A write that is not
-        needed `soon` waits, like an event, for the next write to carry it, or FLUSH_AFTER_S."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        if self._closed:
-            future.set_exception(StoreError(f"the database {self.path} is closed"))
-            return future
-        self._batch.append((write, future))
-        if soon:
-            self._schedule_flush()
-        elif not self._flush_scheduled and not self._writing:
-            self._arm_flush_timer()
-        return future
-
-    def _schedule_flush(self) -> None:
-        if not self._flush_scheduled and not self._writing:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self._writing or not (self._batch or self._pending):
-            return
-        batch, self._batch = self._batch, []
-        pending, self._pending = self._pending, []
-        self._writing = True
-        writes, rows = [w for w, _ in batch], [row for _, row in pending]
-        self._executor.call(
-            lambda: self._write_batch(writes, rows),
-            asyncio.get_running_loop(),
-            lambda done, error: self._written(batch, pending, error or done),
-        )
-
-    def _written(
-        self,
-        batch: list[tuple[Write, asyncio.Future[Any]]],
-        pending: list[tuple[Event, tuple[Any, ...]]],
-        done: tuple[list[tuple[bool, Any]], int | None] | BaseException,
-    ) -> None:
-        self._writing = False
-        if isinstance(done, BaseException):
-            error = done if isinstance(done, StoreError) else StoreError(f"write to {self.path} failed: {done}")
-            outcomes: list[tuple[bool, Any]] = [(False, error)] * len(batch)
-            base: int | None = None
-        else:
-            outcomes, base = done
-        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                settle(future, result=value)
-            else:
-                settle(future, error=_store_error(self.path, value))
-        if base is None:
-            # Not committed: keep them, in order, for the next write (or close).
-            self._pending[:0] = pending
-        elif pending:
-            events = [event for event, _ in pending]
-            for offset, event in enumerate(events, start=1):
-                event.seq = base + offset
-            for callback in self._callbacks:
-                callback(events)
-        if self._batch:
-            self._schedule_flush()
-        elif self._pending and base is not None:
-            self._arm_flush_timer()
-
-    def _arm_flush_timer(self) -> None:
-        if self._flush_timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return  # no loop: `close` commits what is left
-            self._flush_timer = loop.call_later(FLUSH_AFTER_S, self._flush_timer_fired)
-
-    def _flush_timer_fired(self) -> None:
-        self._flush_timer = None
-        self._schedule_flush()
+        return await self._committer.write(write)
 
     # -- sessions and turns ---------------------------------------------------------------
 
@@ -296,7 +150,7 @@ class SqliteStore:
                 [(turn_id, agent, text, now) for agent, text in replies],
             )
 
-        return self._queue(write)
+        return self._committer.write(write)
 
     async def get_turn(self, turn_id: int) -> TurnRow | None:
         def read(db: sqlite3.Connection) -> TurnRow | None:
@@ -366,7 +220,7 @@ class SqliteStore:
 
         # Not soon: readers start on the queued entry, and the turn waits for its commit
         # only at the end, so the entries of a quick turn share one commit with its finish.
-        return self._queue(write, soon=False)
+        return self._committer.write(write, soon=False)
 
     async def entries(self, turn_id: int) -> dict[str, EntryRow]:
         return {entry.agent: entry for entry in await self.entry_history(turn_id)}
@@ -383,28 +237,22 @@ class SqliteStore:
 
     def record_event(self, event: Event) -> None:
         """Encoded now, so that data that cannot be stored fails here, not in a later commit."""
-        if not event.persisted or self._closed:
+        if not event.persisted:
             return
         data = encode_lenient(event.data) if event.data else "{}"
-        self._pending.append((event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data)))
-        if not self._flush_scheduled and not self._writing:
-            self._arm_flush_timer()
+        self._committer.record(event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data))
 
     def on_commit(self, callback: Committed) -> None:
-        self._callbacks.append(callback)
-
-    async def _commit_pending_events(self) -> None:
-        if self._pending or self._batch or self._writing:
-            await self.commit(_nothing)
+        self._committer.on_commit(callback)
 
     async def events(self, turn_id: int) -> list[StoredEvent]:
-        await self._commit_pending_events()
+        await self._committer.flush()
         return await self._read(lambda db: _event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
 
     async def events_after(
         self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
     ) -> list[StoredEvent]:
-        await self._commit_pending_events()
+        await self._committer.flush()
         where, params = ["e.id > ?"], [seq]  # type: list[str], list[Any]
         if user_id is not None:
             where.append("s.user_id = ?")
@@ -415,7 +263,7 @@ class SqliteStore:
         return await self._read(lambda db: _event_rows(db, " AND ".join(where), tuple(params), limit))
 
     async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
-        await self._commit_pending_events()
+        await self._committer.flush()
 
         def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
             rows = db.execute(
@@ -494,7 +342,7 @@ class SqliteStore:
     # -- privacy --------------------------------------------------------------------------
 
     async def export_user(self, user_id: str) -> dict[str, Any]:
-        await self._commit_pending_events()
+        await self._committer.flush()
 
         def read(db: sqlite3.Connection) -> dict[str, Any]:
             sessions = []
@@ -561,60 +409,10 @@ class SqliteStore:
         return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-            self._flush_timer = None
-        try:
-            await self._commit_pending_events()
-        except StoreError:
-            pass  # nothing more can be done for them: the database refuses writes
-        self._closed = True
-        loop = asyncio.get_running_loop()
-        closed: asyncio.Future[None] = loop.create_future()
-        self._executor.call(self._close_connection, loop, partial(settle, closed))
-        await closed
-        self._executor.stop()
-
-    def _close_connection(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-
-class _Worker:
-    """The store's one thread: runs jobs in order. Leaner than an executor: a result comes
-    back to the loop with one call_soon_threadsafe, which matters on every node's commit."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        # A daemon: a store nobody closed must not keep the interpreter from exiting.
-        threading.Thread(target=self._serve, name="cantata-store", daemon=True).start()
-
-    def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            job()
-
-    def run(self, job: Callable[[], object]) -> None:
-        """Run `job` in turn; its result is dropped and it must not raise."""
-        self._jobs.put(lambda: None if job() is None else None)
-
-    def call(
-        self, fn: Callable[[], T], loop: asyncio.AbstractEventLoop, done: Callable[[Any, BaseException | None], None]
-    ) -> None:
-        """Run `fn` in turn, then `done(result, error)` on `loop`."""
-        self._jobs.put(answering(fn, loop, done))
-
-    def stop(self) -> None:
-        self._jobs.put(None)
+        await self._committer.close()
 
 
 # -- SQL helpers (run on the worker thread) ------------------------------------------------
-
-
-def _nothing(db: sqlite3.Connection) -> None:
-    """A write that writes nothing: awaiting it waits for every write queued before it."""
 
 
 def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
@@ -751,14 +549,6 @@ def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.C
         return fn(db)
     except sqlite3.Error as exc:
         raise StoreError(f"reading {where} failed: {exc}") from exc
-
-
-def _store_error(where: object, exc: BaseException) -> StoreError:
-    if isinstance(exc, StoreError):
-        return exc
-    error = StoreError(f"write to {where} failed: {exc}")
-    error.__cause__ = exc
-    return error
 
 
 def _json(output: Any) -> str | None:

@@ -1,0 +1,296 @@
+"""Group commit on one worker thread: the writes of a store, batched, with no SQL here.
+
+A store hands the committer jobs, functions of its connection (datasette's
+`execute_write_fn`), and the committer runs them on the one thread that owns that
+connection, so the event loop never waits on the disk. Writes are grouped: every write
+asked for in one loop tick, and every write asked for while the thread is busy, shares
+one transaction and one commit; each caller goes on once its own write is durable. Many
+turns finishing agents at once then cost one commit, not one each.
+
+Events, and writes that are not needed `soon` (blackboard entries), wait for the next
+write to carry them (a turn's start or finish, a read), or for FLUSH_AFTER_S when none
+comes: a node costs at most one commit, and a quick turn's entries share one with its
+finish. Nobody waits for those commits but the turn at its end: the scheduler starts an
+entry's readers on the queued entry, and a read runs after every write queued before it.
+
+What the committer asks of a database is small (open, close, a transaction, storing
+buffered events), so a store on any driver with a blocking connection reuses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any, Generic, TypeVar
+
+from cantata.errors import StoreError
+from cantata.events import Event
+from cantata.store.base import Committed
+from cantata.threads import answering, settle
+
+C = TypeVar("C")  # the connection jobs run on
+R = TypeVar("R")  # an event as the database stores it (its encoded row)
+T = TypeVar("T")
+
+Outcome = tuple[bool, Any]  # (True, a job's result) or (False, its error)
+
+FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
+
+
+class Committer(Generic[C, R]):
+    """Runs a store's jobs in order on its thread, writes batched into shared commits.
+
+    `open` makes the connection on the thread (a StoreError it raises fails every job);
+    `transaction(conn)` is a context manager that commits, or rolls back on an error;
+    `store_events(conn, rows)` inserts buffered events inside a transaction and returns
+    the sequence number before theirs (they are numbered after it, in order); `close`
+    closes the connection. `name` says which database in error messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        open: Callable[[], C],
+        close: Callable[[C], None],
+        transaction: Callable[[C], AbstractContextManager[object]],
+        store_events: Callable[[C, list[R]], int],
+        flush_after_s: float = FLUSH_AFTER_S,
+    ) -> None:
+        self._name = name
+        self._transaction = transaction
+        self._store_events = store_events
+        self._close_connection = close
+        self._flush_after_s = flush_after_s
+        self._connection_or_error: C | StoreError = StoreError(f"the database {name} is not open yet")
+        self._worker = Worker()
+        # The thread runs jobs in order, so the connection is open before any other job.
+        self._worker.run(partial(self._open, open))
+        self._batch: list[tuple[Callable[[C], Any], asyncio.Future[Any]]] = []
+        self._pending: list[tuple[Event, R]] = []
+        self._flush_scheduled = False  # a flush is coming in this loop tick
+        self._writing = False  # a batch is on the thread: what comes meanwhile waits for it
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._callbacks: list[Committed] = []
+        self.closed = False
+
+    # -- on the worker thread -------------------------------------------------------------
+
+    def _open(self, open: Callable[[], C]) -> None:
+        try:
+            self._connection_or_error = open()
+        except StoreError as exc:
+            self._connection_or_error = exc
+        except Exception as exc:
+            self._connection_or_error = _store_error(f"cannot open the database {self._name}", exc)
+
+    def connection(self) -> C:
+        """The open connection (on the worker thread), or the StoreError that explains why not."""
+        if isinstance(self._connection_or_error, StoreError):
+            raise self._connection_or_error
+        return self._connection_or_error
+
+    def _commit_batch(self, writes: list[Callable[[C], Any]], events: list[R]) -> tuple[list[Outcome], int | None]:
+        """Run the writes in one transaction with the buffered events; on a failure, one
+        transaction each, so that one bad write fails alone. Returns each write's outcome
+        and the sequence number before the events' (None if they could not be committed)."""
+        db = self.connection()
+        transaction, store_events = self._transaction, self._store_events
+        try:
+            with transaction(db):
+                results: list[Outcome] = [(True, write(db)) for write in writes]
+                base = store_events(db, events) if events else 0
+            return results, base
+        except Exception:
+            pass  # one write failed and rolled the others back: retry them one by one below
+        outcomes: list[Outcome] = []
+        stored: int | None = None if events else 0
+        for write in writes:
+            try:
+                with transaction(db):
+                    result = write(db)
+                    if stored is None:
+                        stored = store_events(db, events)
+                outcomes.append((True, result))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        if stored is None:
+            try:
+                with transaction(db):
+                    stored = store_events(db, events)
+            except Exception:
+                stored = None
+        return outcomes, stored
+
+    # -- on the event loop ----------------------------------------------------------------
+
+    async def read(self, job: Callable[[C], T]) -> T:
+        """`job(connection)` on the thread, after every write queued before it: a read sees
+        every write asked for before it (callers rely on it, see `Store.write_entry`)."""
+        if self._batch:
+            await self.write(_nothing)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._worker.call(lambda: job(self.connection()), loop, partial(settle, future))
+        return await future
+
+    def write(self, job: Callable[[C], Any], *, soon: bool = True) -> asyncio.Future[Any]:
+        """Queue `job` now, behind every write queued before it (the thread commits them in
+        this order); the future settles with its result once it is committed. A write not
+        needed `soon` waits, like an event, for the next write to carry it, or FLUSH_AFTER_S."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.closed:
+            future.set_exception(StoreError(f"the database {self._name} is closed"))
+            return future
+        self._batch.append((job, future))
+        if soon:
+            self._schedule_flush()
+        elif not self._flush_scheduled and not self._writing:
+            self._arm_flush_timer()
+        return future
+
+    def record(self, event: Event, row: R) -> None:
+        """Buffer an event (as `row`) for the next commit; its `seq` is set once committed."""
+        if self.closed:
+            return
+        self._pending.append((event, row))
+        if not self._flush_scheduled and not self._writing:
+            self._arm_flush_timer()
+
+    def on_commit(self, callback: Committed) -> None:
+        """Call `callback(events)` on the event loop once recorded events are committed."""
+        self._callbacks.append(callback)
+
+    async def flush(self) -> None:
+        """Wait until everything queued or buffered so far is committed."""
+        if self._pending or self._batch or self._writing:
+            await self.write(_nothing)
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and not self._writing:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._writing or not (self._batch or self._pending):
+            return
+        batch, self._batch = self._batch, []
+        pending, self._pending = self._pending, []
+        self._writing = True
+        writes, rows = [w for w, _ in batch], [row for _, row in pending]
+        self._worker.call(
+            lambda: self._commit_batch(writes, rows),
+            asyncio.get_running_loop(),
+            lambda done, error: self._committed(batch, pending, error or done),
+        )
+
+    def _committed(
+        self,
+        batch: list[tuple[Callable[[C], Any], asyncio.Future[Any]]],
+        pending: list[tuple[Event, R]],
+        done: tuple[list[Outcome], int | None] | BaseException,
+    ) -> None:
+        self._writing = False
+        if isinstance(done, BaseException):
+            outcomes: list[Outcome] = [(False, done)] * len(batch)
+            base: int | None = None
+        else:
+            outcomes, base = done
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                settle(future, result=value)
+            else:
+                settle(future, error=_store_error(f"write to {self._name} failed", value))
+        if base is None:
+            # Not committed: keep them, in order, for the next write (or close).
+            self._pending[:0] = pending
+        elif pending:
+            events = [event for event, _ in pending]
+            for offset, event in enumerate(events, start=1):
+                event.seq = base + offset
+            for callback in self._callbacks:
+                callback(events)
+        if self._batch:
+            self._schedule_flush()
+        elif self._pending and base is not None:
+            self._arm_flush_timer()
+
+    def _arm_flush_timer(self) -> None:
+        if self._flush_timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop: `close` commits what is left
+            self._flush_timer = loop.call_later(self._flush_after_s, self._flush_timer_fired)
+
+    def _flush_timer_fired(self) -> None:
+        self._flush_timer = None
+        self._schedule_flush()
+
+    async def close(self) -> None:
+        """Commit what is queued or buffered, then close the connection and end the thread."""
+        if self.closed:
+            return
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        try:
+            await self.flush()
+        except StoreError:
+            pass  # nothing more can be done for them: the database refuses writes
+        self.closed = True
+        loop = asyncio.get_running_loop()
+        closed: asyncio.Future[None] = loop.create_future()
+        self._worker.call(self._close, loop, partial(settle, closed))
+        await closed
+        self._worker.stop()
+
+    def _close(self) -> None:
+        connection = self._connection_or_error
+        self._connection_or_error = StoreError(f"the database {self._name} is closed")
+        if not isinstance(connection, StoreError):
+            self._close_connection(connection)
+
+
+class Worker:
+    """The one thread of a store: runs jobs in order. Leaner than an executor: a result
+    comes back to the loop with one call_soon_threadsafe, which matters on every node's commit."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        # A daemon: a store nobody closed must not keep the interpreter from exiting.
+        threading.Thread(target=self._serve, name="cantata-store", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def run(self, job: Callable[[], object]) -> None:
+        """Run `job` in turn; its result is dropped and it must not raise."""
+        self._jobs.put(lambda: None if job() is None else None)
+
+    def call(
+        self, fn: Callable[[], T], loop: asyncio.AbstractEventLoop, done: Callable[[Any, BaseException | None], None]
+    ) -> None:
+        """Run `fn` in turn, then `done(result, error)` on `loop`."""
+        self._jobs.put(answering(fn, loop, done))
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+
+def _nothing(db: object) -> None:
+    """A write that writes nothing: awaiting it waits for every write queued before it."""
+
+
+def _store_error(what: str, exc: BaseException) -> StoreError:
+    if isinstance(exc, StoreError):
+        return exc
+    error = StoreError(f"{what}: {exc}")
+    error.__cause__ = exc
+    return error
