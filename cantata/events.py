@@ -50,6 +50,8 @@ PERSISTED: frozenset[str] = frozenset(get_args(EventType)) - {"agent_token"}
 
 @dataclass(slots=True)
 class Event:
+    """A state change of a turn, as published live and as read back from the store."""
+
     type: EventType
     turn_id: int
     session_id: str
@@ -58,7 +60,8 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
     wall: float = field(default_factory=time.time)
     user_id: str = ""
-    # The store's sequence number, set once committed; None for live-only events (tokens).
+    # The store's sequence number: set once committed (and on every event read back from
+    # the store); None until then, and for live-only events (tokens).
     seq: int | None = None
 
     @property
@@ -66,6 +69,8 @@ class Event:
         return self.type in PERSISTED
 
     def as_dict(self) -> dict[str, Any]:
+        """The event as JSON data (SSE, the API), live or stored alike. `at_s` is kept as
+        measured and stored so; it is rounded to the microsecond here, where it is shown."""
         return {
             "seq": self.seq,
             "type": self.type,

@@ -29,20 +29,20 @@ async def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigu
     firsts: dict[str, list[float]] = {}
     totals: dict[str, list[float]] = {}  # instance -> [completion, generation_s, prompt, cached]
     for event in await store.instance_events(since_wall=since_wall):
-        data = event["data"]
+        data = event.data
         instance = data.get("instance")
-        key = (event["turn_id"], event["agent"])
+        key = (event.turn_id, event.agent)
         if not instance:  # e.g. a shortcut answered after the agent had queued: it used no instance
-            if event["type"] in ("agent_finished", "agent_failed", "agent_skipped"):
+            if event.type in ("agent_finished", "agent_failed", "agent_skipped"):
                 state.pop(key, None)
             continue
         fig = figures.setdefault(instance, LiveFigures())
-        if event["type"] in ("agent_queued", "agent_started"):
-            if event["turn_status"] == "running":
-                state[key] = (instance, event["type"])
+        if event.type in ("agent_queued", "agent_started"):
+            if event.turn_status == "running":
+                state[key] = (instance, event.type)
             continue
         state.pop(key, None)
-        if event["type"] == "agent_failed":
+        if event.type == "agent_failed":
             fig.failed += 1
             continue
         fig.finished += 1

@@ -9,22 +9,10 @@ One reading of the events for both views of a task: the terminal's live line
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from cantata.events import Event
 from cantata.store import EntryRow, TurnRow
-
-
-class EventLike(Protocol):
-    """What both a live Event and a StoredEvent carry."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def agent(self) -> str | None: ...
-    @property
-    def data(self) -> dict[str, Any]: ...
-    @property
-    def at_s(self) -> float: ...
 
 
 def tests_line(report: dict[str, Any]) -> str:
@@ -43,7 +31,7 @@ class TaskProgress:
     tokens: int = 0
     seconds: float = 0.0
 
-    def add(self, event: EventLike) -> None:
+    def add(self, event: Event) -> None:
         if event.type == "agent_token":
             return
         if event.agent:
@@ -57,7 +45,7 @@ class TaskProgress:
         self.tests = tests_line(report)
 
 
-def task_summary(turn: TurnRow, events: list[EventLike], history: list[EntryRow]) -> dict[str, Any]:
+def task_summary(turn: TurnRow, events: list[Event], history: list[EntryRow]) -> dict[str, Any]:
     """One row of the task board: a factory turn, running or done."""
     progress = TaskProgress()
     for event in events:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from cantata.events import Event
 from cantata.spec import Pipeline
-from cantata.store import EntryRow, StoredEvent, TurnRow
+from cantata.store import EntryRow, TurnRow
 
 
 def turn_detail(
-    row: TurnRow, events: list[StoredEvent], entries: dict[str, EntryRow], pipeline: Pipeline | None
+    row: TurnRow, events: list[Event], entries: dict[str, EntryRow], pipeline: Pipeline | None
 ) -> dict[str, Any]:
     names = list(pipeline.order) if pipeline is not None else []
     for name in [*entries, *(e.agent for e in events if e.agent)]:

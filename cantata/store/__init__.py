@@ -7,14 +7,16 @@ from pathlib import Path
 from cantata.store.base import (
     AgentVersion,
     EntryRow,
+    InstanceEvent,
     PastTurn,
     SessionInfo,
     SessionRow,
+    SessionSummary,
     StartedTurn,
     Store,
-    StoredEvent,
     TurnContext,
     TurnRow,
+    UnfinishedTurn,
 )
 from cantata.store.sqlite import SqliteStore
 
@@ -27,14 +29,16 @@ def open_store(home: Path) -> Store:
 __all__ = [
     "AgentVersion",
     "EntryRow",
+    "InstanceEvent",
     "PastTurn",
     "SessionInfo",
     "SessionRow",
+    "SessionSummary",
     "SqliteStore",
     "StartedTurn",
     "Store",
-    "StoredEvent",
     "TurnContext",
     "TurnRow",
+    "UnfinishedTurn",
     "open_store",
 ]

@@ -1,284 +1,61 @@
-"""The store's interface: the rows it returns and the async protocol every store implements.
+"""The store: every concern's protocol (`protocols.py`) in one, over the typed rows (`rows.py`).
 
-Every read and write is awaitable: an implementation does its I/O off the event loop
-(SQLite on one worker thread, PostgreSQL on an async driver), so a server running many
-turns never waits on a disk. The one synchronous method, `record_event`, only buffers:
-buffered events are committed with the next write, or shortly after (see `events.py`
-for how subscribers get them in order, with their sequence number).
-
-Callers use only this module's names; `sqlite.py` is one implementation among others.
+Callers use only these names (re-exported here and in `cantata.store`); `sqlite.py` is
+one implementation among others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from cantata.events import Event
-
-# The most earlier turns a turn's context reads back (the briefing's budget keeps fewer):
-# every implementation reads the same, in `start_turn`, `turn_context` and `recent_turns`.
-RECENT_TURNS = 50
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    id: str
-    user_id: str
-    pipeline: str
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """A session as listed for its user: what it is and how far it has got."""
-
-    id: str
-    user_id: str
-    pipeline: str
-    created_at: float
-    turns: int
-    summary: str
+from cantata.store.protocols import (
+    RECENT_TURNS,
+    AgentRegistry,
+    BlackboardStore,
+    Committed,
+    EventLog,
+    SessionStore,
+    UserData,
+)
+from cantata.store.rows import (
+    AgentVersion,
+    EntryRow,
+    InstanceEvent,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    SessionSummary,
+    StartedTurn,
+    TurnContext,
+    TurnRow,
+    UnfinishedTurn,
+)
 
 
-@dataclass(frozen=True)
-class TurnRow:
-    id: int
-    session_id: str
-    user_id: str
-    pipeline: str
-    number: int
-    status: str
-    started_at: float
-    finished_at: float | None
-    message: str
-    replies: list[tuple[str, str]]  # (agent, text) as delivered, early first
-
-
-@dataclass(frozen=True)
-class EntryRow:
-    turn_id: int
-    agent: str
-    status: str
-    output: Any
-    error: str | None
-    iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
-
-
-@dataclass(frozen=True)
-class PastTurn:
-    turn_id: int
-    number: int
-    user_message: str
-    reply: str | None
-
-
-@dataclass(frozen=True)
-class TurnContext:
-    """What a turn's agents read from earlier turns: read once per turn, shared by all."""
-
-    memory: dict[str, EntryRow]  # each memory agent's latest successful entry for the user
-    summary: str = ""  # the session's running summary...
-    summary_upto: int = 0  # ...covering turns up to this number
-    recent: list[PastTurn] = field(default_factory=list)  # finished turns of the session before this one, oldest first
-
-
-@dataclass(frozen=True)
-class StartedTurn:
-    id: int
-    number: int  # in the session
-    context: TurnContext
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event as read back from the store: `seq` orders every event of the store."""
-
-    seq: int
-    turn_id: int
-    session_id: str
-    user_id: str
-    type: str
-    agent: str | None
-    at_s: float
-    wall: float
-    data: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "type": self.type,
-            "turn_id": self.turn_id,
-            "session_id": self.session_id,
-            "agent": self.agent,
-            "at_s": self.at_s,
-            "wall": self.wall,
-            "data": self.data,
-        }
-
-
-@dataclass(frozen=True)
-class AgentVersion:
-    """One deployed version of an agent the factory made."""
-
-    name: str
-    version: int
-    created_at: float
-    active: bool
-    forced: bool  # deployed with --force, whatever its tests said
-    sandboxed: bool  # its tool code was tested under bubblewrap (False: --no-sandbox)
-    task_turn: int | None  # the factory turn that made it
-    summary: dict[str, Any]  # tests passed on each half, tokens, seconds
-
-
-Committed = Callable[[list[Event]], None]
-
-
-class Store(Protocol):
-    """Users, sessions, turns, messages, the blackboard and the event log."""
-
-    # -- sessions and turns ---------------------------------------------------------------
-
-    def new_session(self, user_id: str, pipeline: str) -> SessionRow:
-        """A new session's row (no I/O): it is stored with its first turn."""
-        ...
-
-    async def get_session(self, session_id: str) -> SessionRow | None: ...
-
-    async def sessions(self, user_id: str) -> list[SessionInfo]:
-        """The user's sessions, newest first."""
-        ...
-
-    async def start_turn(
-        self, session: SessionRow, message: str, *, new_session: bool = False, memory: Sequence[str] = ()
-    ) -> StartedTurn:
-        """Store the user's message in a new turn and read the turn's context (`memory`
-        names the agents whose latest outputs it reads), in one round trip: the turn waits
-        on it before any agent starts. Numbers are unique per session even with several
-        writers at once."""
-        ...
-
-    async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
-        """The context of a turn already started (one being resumed), as `start_turn` reads it."""
-        ...
-
-    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
-        """Set the turn's status and store its replies (none: only the status changes).
-        Queued at the call behind the turn's entries, like `write_entry`: the last
-        entries and the finish share a commit."""
-        ...
-
-    async def get_turn(self, turn_id: int) -> TurnRow | None: ...
-
-    async def turns(self, session_id: str) -> list[TurnRow]:
-        """The session's turns, in order."""
-        ...
-
-    async def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
-        """(session, number, user message) of a turn still marked running, else None."""
-        ...
-
-    async def session_summary(self, session_id: str) -> tuple[str, int]:
-        """The running summary of the session and the number of the last turn it covers."""
-        ...
-
-    async def set_summary(self, session_id: str, summary: str, upto: int) -> None: ...
-
-    async def recent_turns(
-        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
-    ) -> list[PastTurn]:
-        """Finished turns before `before_turn` and after number `after_number`, oldest first."""
-        ...
-
-    # -- blackboard -----------------------------------------------------------------------
-
-    def write_entry(
-        self,
-        *,
-        turn_id: int,
-        user_id: str,
-        agent: str,
-        status: str,
-        output: Any,
-        error: str | None,
-        iteration: int = 0,
-    ) -> Awaitable[None]:
-        """Queue the entry at the call and return what settles once it is committed (an
-        implementation may hold it a few tens of milliseconds to share a commit).
-
-        Write-once: a second entry for the same turn, agent and iteration fails with a
-        StoreError. Entries are committed in the order of the calls, and every read sees
-        the writes queued before it. So the scheduler starts an agent's readers at once,
-        without waiting for the commit: a reader's entry is never committed before the
-        entries it read, and a turn resumed after a crash finds a consistent blackboard."""
-        ...
-
-    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
-        """Each agent's entry in the turn (a looped agent's latest iteration)."""
-        ...
-
-    async def entry_history(self, turn_id: int) -> list[EntryRow]:
-        """Every entry of the turn, every iteration, in the order written."""
-        ...
-
-    async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
-        """Each agent's latest successful entry for this user, from turns before `before_turn`."""
-        ...
-
-    # -- events ---------------------------------------------------------------------------
-
-    def record_event(self, event: Event) -> None:
-        """Buffer a persisted event (others are ignored); committed with the next write or
-        shortly after, when its `seq` is set and the `on_commit` callbacks get it."""
-        ...
-
-    def on_commit(self, callback: Committed) -> None:
-        """Call `callback(events)` on the event loop once recorded events are committed."""
-        ...
-
-    async def events(self, turn_id: int) -> list[StoredEvent]:
-        """The turn's stored events, in order (buffered ones are committed first)."""
-        ...
-
-    async def events_after(
-        self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
-    ) -> list[StoredEvent]:
-        """Stored events with a sequence number above `seq`, oldest first: a reconnecting
-        subscriber's replay (SSE `Last-Event-ID`)."""
-        ...
-
-    async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
-        """Agent events since a wall-clock time, oldest first, with their turn's status."""
-        ...
-
-    # -- deployed agents ------------------------------------------------------------------
-
-    async def add_agent_version(
-        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
-    ) -> int:
-        """Record a new version of `name` (creating the agent), make it active, return its number."""
-        ...
-
-    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
-        """Every version of one agent (or of all), oldest first."""
-        ...
-
-    async def activate_agent(self, name: str, version: int) -> bool:
-        """Make an existing version the active one (rollback); False if there is no such version."""
-        ...
-
-    async def remove_agent(self, name: str) -> int:
-        """Forget the agent and all its versions; return how many versions there were."""
-        ...
-
-    # -- privacy --------------------------------------------------------------------------
-
-    async def export_user(self, user_id: str) -> dict[str, Any]:
-        """Everything stored about one user, as one JSON document."""
-        ...
-
-    async def forget_user(self, user_id: str) -> int:
-        """Delete the user and everything derived from them; return the sessions deleted."""
-        ...
+class Store(SessionStore, BlackboardStore, EventLog, AgentRegistry, UserData, Protocol):
+    """Users, sessions, turns, messages, the blackboard, the event log and deployed agents."""
 
     async def close(self) -> None: ...
+
+
+__all__ = [
+    "RECENT_TURNS",
+    "AgentRegistry",
+    "AgentVersion",
+    "BlackboardStore",
+    "Committed",
+    "EntryRow",
+    "EventLog",
+    "InstanceEvent",
+    "PastTurn",
+    "SessionInfo",
+    "SessionRow",
+    "SessionStore",
+    "SessionSummary",
+    "StartedTurn",
+    "Store",
+    "TurnContext",
+    "TurnRow",
+    "UnfinishedTurn",
+    "UserData",
+]

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store.base import Committed
+from cantata.store.protocols import Committed
 from cantata.threads import answering, settle
 
 C = TypeVar("C")  # the connection jobs run on

@@ -16,26 +16,27 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from cantata.errors import StoreError
-from cantata.events import Event
-from cantata.store.base import (
-    RECENT_TURNS,
-    AgentVersion,
-    Committed,
-    EntryRow,
-    PastTurn,
-    SessionInfo,
-    SessionRow,
-    StartedTurn,
-    StoredEvent,
-    TurnContext,
-    TurnRow,
-)
+from cantata.events import Event, EventType
 from cantata.store.committer import Committer
 from cantata.store.encoding import encode, encode_lenient
 from cantata.store.migrations import migrate
+from cantata.store.protocols import RECENT_TURNS, Committed
+from cantata.store.rows import (
+    AgentVersion,
+    EntryRow,
+    InstanceEvent,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    SessionSummary,
+    StartedTurn,
+    TurnContext,
+    TurnRow,
+    UnfinishedTurn,
+)
 from cantata.store.sqlite_db import connect, transaction
 
 T = TypeVar("T")
@@ -162,8 +163,8 @@ class SqliteStore:
     async def turns(self, session_id: str) -> list[TurnRow]:
         return await self._read(lambda db: _turn_rows(db, "t.session_id = ?", (session_id,)))
 
-    async def unfinished_turn(self, turn_id: int) -> tuple[SessionRow, int, str] | None:
-        def read(db: sqlite3.Connection) -> tuple[SessionRow, int, str] | None:
+    async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
+        def read(db: sqlite3.Connection) -> UnfinishedTurn | None:
             row = db.execute(
                 """
                 SELECT s.id, s.user_id, s.pipeline, t.number,
@@ -174,11 +175,11 @@ class SqliteStore:
             ).fetchone()
             if row is None:
                 return None
-            return SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4])
+            return UnfinishedTurn(SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4]))
 
         return await self._read(read)
 
-    async def session_summary(self, session_id: str) -> tuple[str, int]:
+    async def session_summary(self, session_id: str) -> SessionSummary:
         return await self._read(lambda db: _summary(db, session_id))
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
@@ -245,13 +246,13 @@ class SqliteStore:
     def on_commit(self, callback: Committed) -> None:
         self._committer.on_commit(callback)
 
-    async def events(self, turn_id: int) -> list[StoredEvent]:
+    async def events(self, turn_id: int) -> list[Event]:
         await self._committer.flush()
         return await self._read(lambda db: _event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
 
     async def events_after(
         self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
-    ) -> list[StoredEvent]:
+    ) -> list[Event]:
         await self._committer.flush()
         where, params = ["e.id > ?"], [seq]  # type: list[str], list[Any]
         if user_id is not None:
@@ -262,17 +263,17 @@ class SqliteStore:
             params.append(turn_id)
         return await self._read(lambda db: _event_rows(db, " AND ".join(where), tuple(params), limit))
 
-    async def instance_events(self, *, since_wall: float) -> list[dict[str, Any]]:
+    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
         await self._committer.flush()
 
-        def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
+        def read(db: sqlite3.Connection) -> list[InstanceEvent]:
             rows = db.execute(
                 "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
                 " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
                 (since_wall,),
             ).fetchall()
             return [
-                {"turn_id": turn_id, "type": kind, "agent": agent, "data": json.loads(data), "turn_status": status}
+                InstanceEvent(turn_id, kind, agent, json.loads(data), status)
                 for turn_id, kind, agent, data, status in rows
             ]
 
@@ -437,9 +438,9 @@ def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
     return int(base)
 
 
-def _summary(db: sqlite3.Connection, session_id: str) -> tuple[str, int]:
+def _summary(db: sqlite3.Connection, session_id: str) -> SessionSummary:
     row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return (str(row[0]), int(row[1])) if row else ("", 0)
+    return SessionSummary(str(row[0]), int(row[1])) if row else SessionSummary("", 0)
 
 
 def _recent_turns(
@@ -476,10 +477,10 @@ def _latest_outputs(
 
 
 def _turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
-    summary, upto = _summary(db, session.id)
+    text, upto = _summary(db, session.id)
     return TurnContext(
         memory=_latest_outputs(db, session.user_id, memory, turn_id),
-        summary=summary,
+        summary=text,
         summary_upto=upto,
         recent=_recent_turns(db, session.id, turn_id, 0, RECENT_TURNS),
     )
@@ -517,7 +518,7 @@ def _turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> l
     return turns
 
 
-def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[StoredEvent]:
+def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[Event]:
     rows = db.execute(
         "SELECT e.id, e.turn_id, t.session_id, s.user_id, e.type, e.agent, e.at_s, e.wall, e.data"
         " FROM events e JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
@@ -525,7 +526,7 @@ def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], lim
         (*params, limit),
     ).fetchall()
     return [
-        StoredEvent(seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data=json.loads(data))
+        Event(cast(EventType, kind), turn_id, session_id, at_s, agent, json.loads(data), wall, user_id, seq)
         for seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data in rows
     ]
 

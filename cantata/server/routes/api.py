@@ -244,7 +244,7 @@ async def tasks(request: Request, caller: Caller, user: str | None = None) -> di
             continue
         for turn in await service.store.turns(session.id):
             events = await service.store.events(turn.id)
-            after = max([after, *(e.seq for e in events)])
+            after = max([after, *(e.seq for e in events if e.seq is not None)])
             history = await service.store.entry_history(turn.id)
             board.append(task_summary(turn, list(events), history))
     board.sort(key=lambda t: t["turn_id"], reverse=True)

@@ -17,7 +17,6 @@ from cantata.events import Dropped, Event
 from cantata.server.auth import Caller
 from cantata.server.errors import HTTPError
 from cantata.server.service import Service
-from cantata.store import StoredEvent
 
 router = APIRouter(prefix="/api", tags=["events"])
 HEARTBEAT_S = 15.0
@@ -33,7 +32,7 @@ def _after(last_event_id: str | None, after: int | None) -> int:
         raise HTTPError(400, f"Last-Event-ID must be an event id (an integer), not '{last_event_id}'") from None
 
 
-def _frame(event: Event | StoredEvent) -> str:
+def _frame(event: Event) -> str:
     data = json.dumps(event.as_dict(), ensure_ascii=False, separators=(",", ":"))
     return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
 
@@ -61,6 +60,7 @@ async def _stream(
             while True:  # replay from the store
                 batch = await store.events_after(seq, user_id=user_id, turn_id=turn_id, limit=REPLAY_PAGE)
                 for stored in batch:
+                    assert stored.seq is not None  # read back from the store, so numbered
                     seq = stored.seq
                     yield _frame(stored)
                     if turn_id is not None and stored.type == "turn_delivered":

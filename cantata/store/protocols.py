@@ -1,0 +1,190 @@
+"""The store's interface, one protocol per concern; `base.Store` is all of them together.
+
+Every read and write is awaitable: an implementation does its I/O off the event loop
+(SQLite on one worker thread, PostgreSQL on an async driver), so a server running many
+turns never waits on a disk. The one synchronous method, `record_event`, only buffers:
+buffered events are committed with the next write, or shortly after (see `events.py`
+for how subscribers get them in order, with their sequence number).
+
+Split by concern so that a caller can ask for what it uses (the factory's registry needs
+no blackboard), and so that a new implementation can be built and tested a concern at a
+time; the conformance tests (tests/test_store.py) run every implementation through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+from cantata.events import Event
+from cantata.store.rows import (
+    AgentVersion,
+    EntryRow,
+    InstanceEvent,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    SessionSummary,
+    StartedTurn,
+    TurnContext,
+    TurnRow,
+    UnfinishedTurn,
+)
+
+# The most earlier turns a turn's context reads back (the briefing's budget keeps fewer):
+# every implementation reads the same, in `start_turn`, `turn_context` and `recent_turns`.
+RECENT_TURNS = 50
+
+Committed = Callable[[list[Event]], None]
+
+
+class SessionStore(Protocol):
+    """Users' sessions and their turns: the user's message in, the replies out."""
+
+    def new_session(self, user_id: str, pipeline: str) -> SessionRow:
+        """A new session's row (no I/O): it is stored with its first turn."""
+        ...
+
+    async def get_session(self, session_id: str) -> SessionRow | None: ...
+
+    async def sessions(self, user_id: str) -> list[SessionInfo]:
+        """The user's sessions, newest first."""
+        ...
+
+    async def start_turn(
+        self, session: SessionRow, message: str, *, new_session: bool = False, memory: Sequence[str] = ()
+    ) -> StartedTurn:
+        """Store the user's message in a new turn and read the turn's context (`memory`
+        names the agents whose latest outputs it reads), in one round trip: the turn waits
+        on it before any agent starts. Numbers are unique per session even with several
+        writers at once."""
+        ...
+
+    async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
+        """The context of a turn already started (one being resumed), as `start_turn` reads it."""
+        ...
+
+    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
+        """Set the turn's status and store its replies (none: only the status changes).
+        Queued at the call behind the turn's entries, like `write_entry`: the last
+        entries and the finish share a commit."""
+        ...
+
+    async def get_turn(self, turn_id: int) -> TurnRow | None: ...
+
+    async def turns(self, session_id: str) -> list[TurnRow]:
+        """The session's turns, in order."""
+        ...
+
+    async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
+        """The turn if it is still marked running (to resume it), else None."""
+        ...
+
+    async def session_summary(self, session_id: str) -> SessionSummary: ...
+
+    async def set_summary(self, session_id: str, summary: str, upto: int) -> None: ...
+
+    async def recent_turns(
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
+    ) -> list[PastTurn]:
+        """Finished turns before `before_turn` and after number `after_number`, oldest first."""
+        ...
+
+
+class BlackboardStore(Protocol):
+    """Agents' outputs: one entry per turn, agent and iteration, written once."""
+
+    def write_entry(
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
+    ) -> Awaitable[None]:
+        """Queue the entry at the call and return what settles once it is committed (an
+        implementation may hold it a few tens of milliseconds to share a commit).
+
+        Write-once: a second entry for the same turn, agent and iteration fails with a
+        StoreError. Entries are committed in the order of the calls, and every read sees
+        the writes queued before it. So the scheduler starts an agent's readers at once,
+        without waiting for the commit: a reader's entry is never committed before the
+        entries it read, and a turn resumed after a crash finds a consistent blackboard."""
+        ...
+
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        """Each agent's entry in the turn (a looped agent's latest iteration)."""
+        ...
+
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        """Every entry of the turn, every iteration, in the order written."""
+        ...
+
+    async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
+        """Each agent's latest successful entry for this user, from turns before `before_turn`."""
+        ...
+
+
+class EventLog(Protocol):
+    """Every persisted event of every turn, numbered in the order committed."""
+
+    def record_event(self, event: Event) -> None:
+        """Buffer a persisted event (others are ignored); committed with the next write or
+        shortly after, when its `seq` is set and the `on_commit` callbacks get it."""
+        ...
+
+    def on_commit(self, callback: Committed) -> None:
+        """Call `callback(events)` on the event loop once recorded events are committed."""
+        ...
+
+    async def events(self, turn_id: int) -> list[Event]:
+        """The turn's stored events, in order (buffered ones are committed first)."""
+        ...
+
+    async def events_after(
+        self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """Stored events with a sequence number above `seq`, oldest first: a reconnecting
+        subscriber's replay (SSE `Last-Event-ID`)."""
+        ...
+
+    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
+        """Agent events since a wall-clock time, oldest first, with their turn's status."""
+        ...
+
+
+class AgentRegistry(Protocol):
+    """The factory's deployed agents, versioned; one version of each is active."""
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        """Record a new version of `name` (creating the agent), make it active, return its number."""
+        ...
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        """Every version of one agent (or of all), oldest first."""
+        ...
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        """Make an existing version the active one (rollback); False if there is no such version."""
+        ...
+
+    async def remove_agent(self, name: str) -> int:
+        """Forget the agent and all its versions; return how many versions there were."""
+        ...
+
+
+class UserData(Protocol):
+    """A user's data as a whole, across the other concerns: the right to see it and to erase it."""
+
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about one user, as one JSON document."""
+        ...
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete the user and everything derived from them; return the sessions deleted."""
+        ...

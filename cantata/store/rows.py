@@ -1,0 +1,118 @@
+"""What the store returns: plain typed rows, the same whichever database holds them.
+
+Data only (no I/O, no imports of the runtime), so the modules that read rows (prompts,
+the blackboard, the server's views) depend on these and not on a store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    user_id: str
+    pipeline: str
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session as listed for its user: what it is and how far it has got."""
+
+    id: str
+    user_id: str
+    pipeline: str
+    created_at: float
+    turns: int
+    summary: str
+
+
+class SessionSummary(NamedTuple):
+    """The running summary of a session and the number of the last turn it covers."""
+
+    text: str
+    upto: int
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    id: int
+    session_id: str
+    user_id: str
+    pipeline: str
+    number: int
+    status: str
+    started_at: float
+    finished_at: float | None
+    message: str
+    replies: list[tuple[str, str]]  # (agent, text) as delivered, early first
+
+
+class UnfinishedTurn(NamedTuple):
+    """A turn still marked running, as resume needs it."""
+
+    session: SessionRow
+    number: int
+    message: str  # the user's
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    turn_id: int
+    agent: str
+    status: str
+    output: Any
+    error: str | None
+    iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
+
+
+@dataclass(frozen=True)
+class PastTurn:
+    turn_id: int
+    number: int
+    user_message: str
+    reply: str | None
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What a turn's agents read from earlier turns: read once per turn, shared by all."""
+
+    memory: dict[str, EntryRow]  # each memory agent's latest successful entry for the user
+    summary: str = ""  # the session's running summary...
+    summary_upto: int = 0  # ...covering turns up to this number
+    recent: list[PastTurn] = field(default_factory=list)  # finished turns of the session before this one, oldest first
+
+
+@dataclass(frozen=True)
+class StartedTurn:
+    id: int
+    number: int  # in the session
+    context: TurnContext
+
+
+@dataclass(frozen=True)
+class InstanceEvent:
+    """An agent's stored event as the instances' live figures read it."""
+
+    turn_id: int
+    type: str
+    agent: str
+    data: dict[str, Any]
+    turn_status: str  # of its turn now: a queued or started agent of a finished turn is no longer waiting
+
+
+@dataclass(frozen=True)
+class AgentVersion:
+    """One deployed version of an agent the factory made."""
+
+    name: str
+    version: int
+    created_at: float
+    active: bool
+    forced: bool  # deployed with --force, whatever its tests said
+    sandboxed: bool  # its tool code was tested under bubblewrap (False: --no-sandbox)
+    task_turn: int | None  # the factory turn that made it
+    summary: dict[str, Any]  # tests passed on each half, tokens, seconds
