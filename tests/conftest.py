@@ -4,6 +4,8 @@ What is shared but not a fixture lives in tests/helpers/."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,18 +38,31 @@ def write(tmp_path: Path) -> WriteFile:
 
 
 # -- stores ----------------------------------------------------------------------------------
-# The store tests run once per implementation of the `Store` protocol. Each param makes a
-# factory that opens a store on one database (see tests/helpers/stores.py).
+# The store tests run once per implementation of the `Store` protocol: a new store joins by
+# adding one entry below. Each entry makes a factory (see tests/helpers/stores.py), given the
+# test's folder; when `shared`, two stores from one factory share one database, and the
+# tests that need two writers run on it too.
 
 
-def _sqlite_factory(tmp_path: Path) -> StoreFactory:
-    return lambda: SqliteStore(tmp_path / "store" / "cantata.db")
+@dataclass(frozen=True)
+class StoreImplementation:
+    factory: Callable[[Path], StoreFactory]
+    shared: bool
 
 
-STORE_IMPLEMENTATIONS = {"sqlite": _sqlite_factory}
+STORE_IMPLEMENTATIONS = {
+    "sqlite-file": StoreImplementation(lambda folder: lambda: SqliteStore(folder / "store" / "cantata.db"), True),
+    # A private database per store, as the benchmarks use it.
+    "sqlite-memory": StoreImplementation(lambda folder: lambda: SqliteStore(":memory:"), False),
+}
 
 
 @pytest.fixture(params=sorted(STORE_IMPLEMENTATIONS))
 def open_test_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
-    factory: StoreFactory = STORE_IMPLEMENTATIONS[request.param](tmp_path)
-    return factory
+    return STORE_IMPLEMENTATIONS[request.param].factory(tmp_path)
+
+
+@pytest.fixture(params=sorted(name for name, each in STORE_IMPLEMENTATIONS.items() if each.shared))
+def open_shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    """A factory whose stores share one database (for the tests of several writers)."""
+    return STORE_IMPLEMENTATIONS[request.param].factory(tmp_path)

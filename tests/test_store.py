@@ -1,5 +1,7 @@
-"""The store, through its protocol only: every test runs once per implementation
-(`open_test_store` in conftest.py), so a new store joins by adding itself there."""
+"""The store's conformance tests, through its protocols only (one section per concern:
+`SessionStore`, `BlackboardStore`, `EventLog`, `AgentRegistry`, `UserData`): every test
+runs once per implementation (`STORE_IMPLEMENTATIONS` in conftest.py), so a new store
+joins by adding itself there."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import Store, TurnContext
+from cantata.store import InstanceEvent, Store, TurnContext
 from tests.helpers.stores import StoreFactory
 
 
@@ -29,16 +31,11 @@ async def new_turn(store: Store, user: str, message: str = "hi") -> tuple[str, i
     return session.id, turn_id
 
 
-async def test_blackboard_is_write_once(store: Store) -> None:
-    _, turn_id = await new_turn(store, "ana")
-    await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None)
-    with pytest.raises(StoreError, match="already has an entry"):
-        await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None)
-    assert (await store.entries(turn_id))["a"].output == {"x": 1}
+# -- Writes: one order, shared commits, reads after the writes before them -----------------
 
 
-async def test_writes_are_visible_to_another_store_on_the_same_database(open_test_store: StoreFactory) -> None:
-    first, second = open_test_store(), open_test_store()
+async def test_writes_are_visible_to_another_store_on_the_same_database(open_shared_store: StoreFactory) -> None:
+    first, second = open_shared_store(), open_shared_store()
     try:
         session_id, turn_id = await new_turn(first, "ana", "hello")
         first.record_event(Event("agent_started", turn_id, session_id, 0.1, "a"))
@@ -52,39 +49,6 @@ async def test_writes_are_visible_to_another_store_on_the_same_database(open_tes
     finally:
         await first.close()
         await second.close()
-
-
-async def test_turn_numbers_stay_unique_with_two_writers_at_once(open_test_store: StoreFactory) -> None:
-    first, second = open_test_store(), open_test_store()
-    try:
-        session = first.new_session("ana", "p")
-        await first.start_turn(session, "turn 1", new_session=True)
-        started = await asyncio.gather(
-            *(store.start_turn(session, f"from {i}") for i in range(20) for store in (first, second))
-        )
-        numbers = sorted(turn.number for turn in started)
-        assert numbers == list(range(2, 42))
-        turns = await second.turns(session.id)
-        assert [t.number for t in turns] == list(range(1, 42))
-        assert (await second.sessions("ana"))[0].turns == 41
-    finally:
-        await first.close()
-        await second.close()
-
-
-async def test_memory_is_the_latest_ok_entry_of_this_user_only(store: Store) -> None:
-    for user in ("ana", "ben"):
-        session = store.new_session(user, "p")
-        for n in range(2):
-            turn_id = (await store.start_turn(session, f"{user} {n}", new_session=n == 0)).id
-            await store.write_entry(
-                turn_id=turn_id, user_id=user, agent="shadow", status="ok", output={"who": user, "n": n}, error=None
-            )
-            await store.finish_turn(turn_id, "ok", [])
-    _, failed_turn = await new_turn(store, "ana", "x")
-    await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e")
-    memory = await store.latest_outputs("ana", ["shadow"], before_turn=10_000)
-    assert memory["shadow"].output == {"who": "ana", "n": 1}
 
 
 async def test_writes_in_one_tick_share_a_commit_but_fail_alone(store: Store) -> None:
@@ -124,6 +88,27 @@ async def test_a_cancelled_writer_does_not_hang_the_others(store: Store) -> None
     first.cancel()
     await asyncio.wait_for(second, timeout=5)
     assert "b" in await store.entries(turn_id)
+
+
+# -- SessionStore --------------------------------------------------------------------------
+
+
+async def test_turn_numbers_stay_unique_with_two_writers_at_once(open_shared_store: StoreFactory) -> None:
+    first, second = open_shared_store(), open_shared_store()
+    try:
+        session = first.new_session("ana", "p")
+        await first.start_turn(session, "turn 1", new_session=True)
+        started = await asyncio.gather(
+            *(store.start_turn(session, f"from {i}") for i in range(20) for store in (first, second))
+        )
+        numbers = sorted(turn.number for turn in started)
+        assert numbers == list(range(2, 42))
+        turns = await second.turns(session.id)
+        assert [t.number for t in turns] == list(range(1, 42))
+        assert (await second.sessions("ana"))[0].turns == 41
+    finally:
+        await first.close()
+        await second.close()
 
 
 async def test_turns_and_sessions_read_back_as_delivered(store: Store) -> None:
@@ -193,6 +178,79 @@ async def test_summary_is_kept_per_session(store: Store) -> None:
     assert await store.session_summary(session_id) == ("Ana walks to work.", 3)
 
 
+# -- BlackboardStore -----------------------------------------------------------------------
+
+
+async def test_blackboard_is_write_once(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 1}, error=None)
+    with pytest.raises(StoreError, match="already has an entry"):
+        await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output={"x": 2}, error=None)
+    assert (await store.entries(turn_id))["a"].output == {"x": 1}
+
+
+async def test_memory_is_the_latest_ok_entry_of_this_user_only(store: Store) -> None:
+    for user in ("ana", "ben"):
+        session = store.new_session(user, "p")
+        for n in range(2):
+            turn_id = (await store.start_turn(session, f"{user} {n}", new_session=n == 0)).id
+            await store.write_entry(
+                turn_id=turn_id, user_id=user, agent="shadow", status="ok", output={"who": user, "n": n}, error=None
+            )
+            await store.finish_turn(turn_id, "ok", [])
+    _, failed_turn = await new_turn(store, "ana", "x")
+    await store.write_entry(turn_id=failed_turn, user_id="ana", agent="shadow", status="failed", output=None, error="e")
+    memory = await store.latest_outputs("ana", ["shadow"], before_turn=10_000)
+    assert memory["shadow"].output == {"who": "ana", "n": 1}
+
+
+async def test_memory_of_several_agents_is_read_at_once_in_the_order_asked(store: Store) -> None:
+    session = store.new_session("ana", "p")
+    first = (await store.start_turn(session, "one", new_session=True)).id
+    for agent in ("persona", "shadow"):
+        await store.write_entry(turn_id=first, user_id="ana", agent=agent, status="ok", output=[agent, 1], error=None)
+    second = (await store.start_turn(session, "two")).id
+    for iteration in (1, 2):  # a looped agent: its latest iteration is its latest output
+        await store.write_entry(
+            turn_id=second,
+            user_id="ana",
+            agent="persona",
+            status="ok",
+            output=["persona", 2, iteration],
+            error=None,
+            iteration=iteration,
+        )
+    memory = await store.latest_outputs("ana", ["shadow", "nobody", "persona"], before_turn=10**9)
+    assert list(memory) == ["shadow", "persona"]
+    assert memory["shadow"].output == ["shadow", 1]
+    assert (memory["persona"].output, memory["persona"].iteration) == (["persona", 2, 2], 2)
+    assert (await store.latest_outputs("ana", ["persona"], before_turn=second))["persona"].output == ["persona", 1]
+    assert await store.latest_outputs("ana", [], before_turn=10**9) == {}
+
+
+async def test_an_output_reads_back_as_written_non_finite_numbers_included(store: Store) -> None:
+    # A function's statistics over no data: NaN and infinities must not come back as null.
+    _, turn_id = await new_turn(store, "ana")
+    output = {"mean": float("nan"), "max": float("inf"), "min": float("-inf"), "n": 0, "note": None}
+    await store.write_entry(turn_id=turn_id, user_id="ana", agent="stats", status="ok", output=output, error=None)
+    stored = (await store.entries(turn_id))["stats"].output
+    assert math.isnan(stored["mean"])
+    assert {k: v for k, v in stored.items() if k != "mean"} == {k: v for k, v in output.items() if k != "mean"}
+
+
+async def test_an_output_that_is_not_json_data_fails_with_a_store_error_and_writes_nothing(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    for output in ({"tags": {"a", "b"}}, {"when": datetime.datetime(2026, 1, 1)}):
+        with pytest.raises(StoreError, match="agent 'tags'"):
+            await store.write_entry(
+                turn_id=turn_id, user_id="ana", agent="tags", status="ok", output=output, error=None
+            )
+    assert await store.entries(turn_id) == {}
+
+
+# -- EventLog ------------------------------------------------------------------------------
+
+
 async def test_events_get_increasing_sequence_numbers_and_replay_after_one(store: Store) -> None:
     committed: list[Event] = []
     store.on_commit(committed.extend)
@@ -256,6 +314,46 @@ async def test_events_of_many_turns_in_one_commit_are_all_stored(store: Store) -
     assert sorted(e.turn_id for e in stored) == sorted(turn_id for _, turn_id in started)
 
 
+async def test_instance_events_are_agent_events_since_a_time_with_their_turn_status(store: Store) -> None:
+    done_session, done = await new_turn(store, "ana")
+    live_session, live = await new_turn(store, "ben")
+    store.record_event(Event("agent_queued", done, done_session, 0.0, "a", {"instance": "gpu"}, wall=10.0))
+    store.record_event(Event("turn_started", live, live_session, 0.0, wall=20.0))  # no agent: not listed
+    store.record_event(Event("agent_started", live, live_session, 0.1, "b", {"instance": "cpu"}, wall=21.0))
+    await store.finish_turn(done, "ok", [])
+    assert await store.instance_events(since_wall=5.0) == [
+        InstanceEvent(done, "agent_queued", "a", {"instance": "gpu"}, "ok"),
+        InstanceEvent(live, "agent_started", "b", {"instance": "cpu"}, "running"),
+    ]
+    assert [e.agent for e in await store.instance_events(since_wall=15.0)] == ["b"]
+
+
+# -- AgentRegistry -------------------------------------------------------------------------
+
+
+async def test_agent_versions_are_numbered_and_one_is_active(store: Store) -> None:
+    summary = {"dev_passed": 3}
+    assert await store.add_agent_version("greeter", forced=False, sandboxed=True, task_turn=7, summary=summary) == 1
+    assert await store.add_agent_version("greeter", forced=True, sandboxed=False, task_turn=None, summary={}) == 2
+    assert await store.add_agent_version("other", forced=False, sandboxed=True, task_turn=None, summary={}) == 1
+    versions = await store.agent_versions("greeter")
+    assert [(v.version, v.active, v.forced, v.sandboxed, v.task_turn) for v in versions] == [
+        (1, False, False, True, 7),
+        (2, True, True, False, None),
+    ]
+    assert versions[0].summary == summary and versions[0].created_at > 0
+    assert [(v.name, v.version) for v in await store.agent_versions()] == [("greeter", 1), ("greeter", 2), ("other", 1)]
+    assert await store.activate_agent("greeter", 1) is True
+    assert await store.activate_agent("greeter", 9) is False
+    assert [v.active for v in await store.agent_versions("greeter")] == [True, False]
+    assert await store.remove_agent("greeter") == 2
+    assert await store.agent_versions("greeter") == []
+    assert await store.remove_agent("greeter") == 0
+
+
+# -- UserData ------------------------------------------------------------------------------
+
+
 async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     for user in ("ana", "ben"):
         session = store.new_session(user, "coaching")
@@ -281,21 +379,68 @@ async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     assert [e.user_id for e in await store.events_after(0)] == ["ben"]
 
 
-async def test_an_output_reads_back_as_written_non_finite_numbers_included(store: Store) -> None:
-    # A function's statistics over no data: NaN and infinities must not come back as null.
-    _, turn_id = await new_turn(store, "ana")
-    output = {"mean": float("nan"), "max": float("inf"), "min": float("-inf"), "n": 0, "note": None}
-    await store.write_entry(turn_id=turn_id, user_id="ana", agent="stats", status="ok", output=output, error=None)
-    stored = (await store.entries(turn_id))["stats"].output
-    assert math.isnan(stored["mean"])
-    assert {k: v for k, v in stored.items() if k != "mean"} == {k: v for k, v in output.items() if k != "mean"}
-
-
-async def test_an_output_that_is_not_json_data_fails_with_a_store_error_and_writes_nothing(store: Store) -> None:
-    _, turn_id = await new_turn(store, "ana")
-    for output in ({"tags": {"a", "b"}}, {"when": datetime.datetime(2026, 1, 1)}):
-        with pytest.raises(StoreError, match="agent 'tags'"):
-            await store.write_entry(
-                turn_id=turn_id, user_id="ana", agent="tags", status="ok", output=output, error=None
-            )
-    assert await store.entries(turn_id) == {}
+async def test_an_export_is_every_session_turn_message_and_entry_of_the_user(store: Store) -> None:
+    first = store.new_session("ana", "factory")
+    one = (await store.start_turn(first, "build it", new_session=True)).id
+    for iteration, verdict in ((1, "fix"), (2, "ship")):  # a loop: the latest entry, then the earlier ones
+        await store.write_entry(
+            turn_id=one, user_id="ana", agent="critic", status="ok", output=verdict, error=None, iteration=iteration
+        )
+    await store.write_entry(turn_id=one, user_id="ana", agent="tester", status="failed", output=None, error="boom")
+    await store.finish_turn(one, "ok", [("builder", "early"), ("documenter", "done")])
+    two = (await store.start_turn(first, "again")).id
+    await store.finish_turn(two, "failed", [])
+    second = store.new_session("ana", "coaching")
+    await store.start_turn(second, "hi", new_session=True)
+    await store.set_summary(first.id, "Ana builds.", 2)
+    exported = await store.export_user("ana")
+    created = [s["created_at"] for s in exported["sessions"]]
+    assert exported == {
+        "user": "ana",
+        "sessions": [
+            {
+                "session": first.id,
+                "pipeline": "factory",
+                "created_at": created[0],
+                "summary": "Ana builds.",
+                "turns": [
+                    {
+                        "turn": 1,
+                        "status": "ok",
+                        "messages": [
+                            {"role": "user", "agent": None, "content": "build it"},
+                            {"role": "assistant", "agent": "builder", "content": "early"},
+                            {"role": "assistant", "agent": "documenter", "content": "done"},
+                        ],
+                        "blackboard": {
+                            "critic": {"status": "ok", "output": "ship", "error": None},
+                            "tester": {"status": "failed", "output": None, "error": "boom"},
+                        },
+                        "earlier_iterations": [
+                            {"agent": "critic", "iteration": 1, "status": "ok", "output": "fix", "error": None}
+                        ],
+                    },
+                    {
+                        "turn": 2,
+                        "status": "failed",
+                        "messages": [{"role": "user", "agent": None, "content": "again"}],
+                        "blackboard": {},
+                    },
+                ],
+            },
+            {
+                "session": second.id,
+                "pipeline": "coaching",
+                "created_at": created[1],
+                "summary": "",
+                "turns": [
+                    {
+                        "turn": 1,
+                        "status": "running",
+                        "messages": [{"role": "user", "agent": None, "content": "hi"}],
+                        "blackboard": {},
+                    }
+                ],
+            },
+        ],
+    }

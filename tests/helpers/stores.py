@@ -1,5 +1,5 @@
-"""What the store tests are given: a factory that opens a store on one database; calling it
-twice gives two stores (two connections, as two processes would have) on the same data."""
+"""What the store tests are given: a factory that opens a store. Calling a shared one twice
+gives two stores (two connections, as two processes would have) on the same data."""
 
 from __future__ import annotations
 
