@@ -1,4 +1,5 @@
-"""What only the SQLite store does: its migrations, its file, and its worker thread."""
+"""What only the SQLite store does: its migrations, its file, its worker thread, and how many
+statements its reads take."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,37 @@ async def test_a_migration_may_hold_a_trigger_and_move_data_and_fails_whole(tmp_
     assert "half_done" not in tables  # rolled back whole, and not recorded
     assert db.execute("SELECT COUNT(*) FROM migrations WHERE name = '009_broken'").fetchone() == (0,)
     db.close()
+
+
+async def statements_during(store: SqliteStore, read: Callable[[], Awaitable[object]]) -> list[str]:
+    """The SQL statements the store's connection runs while `read` is awaited."""
+    statements: list[str] = []
+    await store.commit(lambda db: db.set_trace_callback(statements.append))
+    statements.clear()
+    await read()
+    await store.commit(lambda db: db.set_trace_callback(None))
+    assert statements.pop() == "BEGIN IMMEDIATE"  # of that last commit
+    return statements
+
+
+@pytest.mark.parametrize("turns", [5, 50])
+async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Path, turns: int) -> None:
+    # The same fixed counts for both sizes: no read runs a query per turn, reply or agent.
+    store = SqliteStore(tmp_path / "cantata.db")
+    session = store.new_session("ana", "p")
+    for n in range(turns):
+        turn_id = (await store.start_turn(session, f"message {n}", new_session=n == 0)).id
+        for agent in ("a", "b"):
+            await store.write_entry(turn_id=turn_id, user_id="ana", agent=agent, status="ok", output=n, error=None)
+        await store.finish_turn(turn_id, "ok", [("a", "early"), ("b", f"reply {n}")])
+    memory = ["a", "b", "c"] * (turns // 5)  # agents asked for grow with the turns too
+    counted = {
+        "export": len(await statements_during(store, lambda: store.export_user("ana"))),
+        "turns": len(await statements_during(store, lambda: store.turns(session.id))),
+        "memory": len(await statements_during(store, lambda: store.latest_outputs("ana", memory, 10**9))),
+    }
+    exported = await store.export_user("ana")
+    assert len(exported["sessions"][0]["turns"]) == turns
+    assert [t.replies for t in await store.turns(session.id)][-1] == [("a", "early"), ("b", f"reply {turns - 1}")]
+    await store.close()
+    assert counted == {"export": 4, "turns": 1, "memory": 1}

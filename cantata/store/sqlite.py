@@ -1,10 +1,11 @@
-"""The SQLite store: one file under CANTATA_HOME, one connection on one worker thread.
+"""The SQLite store: one file under CANTATA_HOME (or one database in memory), one connection.
 
-Every read and write runs on that thread through the group committer (`committer.py`,
-datasette's pattern: one thread owns the connection and is the only writer), so the
-event loop never waits on the disk, and the writes of one loop tick share one commit.
-
-The connection's settings are in `sqlite_db.py`, the schema in `migrations.py`.
+Every read and write runs on the connection's one thread, through the group committer
+(`committer.py`, datasette's pattern: one thread owns the connection and is the only
+writer), so the event loop never waits on the disk and the writes of one loop tick share
+one commit. This module holds the store's methods; the longer reads are in
+`sqlite_queries.py`, the connection's settings in `sqlite_db.py`, the schema in
+`migrations.py`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from cantata.errors import StoreError
-from cantata.events import Event, EventType
+from cantata.events import Event
+from cantata.store import sqlite_queries as queries
 from cantata.store.committer import Committer
 from cantata.store.encoding import encode, encode_lenient
 from cantata.store.migrations import migrate
@@ -46,14 +48,14 @@ Write = Callable[[sqlite3.Connection], Any]
 class SqliteStore:
     def __init__(self, path: Path | str) -> None:
         """Opening does no I/O on the caller's thread: the committer's thread opens the
-        file (and migrates it) before any other job."""
+        file (and migrates it) before any other job. `":memory:"` is a private database."""
         self.path = path
-        self._committer: Committer[sqlite3.Connection, tuple[Any, ...]] = Committer(
+        self._committer: Committer[sqlite3.Connection, queries.EventValues] = Committer(
             name=str(path),
             open=self._open,
             close=sqlite3.Connection.close,
             transaction=transaction,
-            store_events=_insert_events,
+            store_events=queries.insert_events,
         )
 
     def _open(self) -> sqlite3.Connection:
@@ -130,16 +132,16 @@ class SqliteStore:
             # Read in the same transaction: the turn's agents wait on one crossing, not two.
             # A new session has no summary and no earlier turns; the user's memory spans sessions.
             if new_session:
-                context = TurnContext(memory=_latest_outputs(db, session.user_id, memory, turn_id))
+                context = TurnContext(memory=queries.latest_outputs(db, session.user_id, memory, turn_id))
             else:
-                context = _turn_context(db, session, turn_id, memory)
+                context = queries.turn_context(db, session, turn_id, memory)
             return StartedTurn(turn_id, number, context)
 
         started: StartedTurn = await self.commit(write)
         return started
 
     async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
-        return await self._read(lambda db: _turn_context(db, session, turn_id, memory))
+        return await self._read(lambda db: queries.turn_context(db, session, turn_id, memory))
 
     def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
         now = time.time()
@@ -155,13 +157,13 @@ class SqliteStore:
 
     async def get_turn(self, turn_id: int) -> TurnRow | None:
         def read(db: sqlite3.Connection) -> TurnRow | None:
-            rows = _turn_rows(db, "t.id = ?", (turn_id,))
+            rows = queries.turn_rows(db, "t.id = ?", (turn_id,))
             return rows[0] if rows else None
 
         return await self._read(read)
 
     async def turns(self, session_id: str) -> list[TurnRow]:
-        return await self._read(lambda db: _turn_rows(db, "t.session_id = ?", (session_id,)))
+        return await self._read(lambda db: queries.turn_rows(db, "t.session_id = ?", (session_id,)))
 
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
         def read(db: sqlite3.Connection) -> UnfinishedTurn | None:
@@ -180,7 +182,7 @@ class SqliteStore:
         return await self._read(read)
 
     async def session_summary(self, session_id: str) -> SessionSummary:
-        return await self._read(lambda db: _summary(db, session_id))
+        return await self._read(lambda db: queries.summary(db, session_id))
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -191,7 +193,7 @@ class SqliteStore:
     async def recent_turns(
         self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
     ) -> list[PastTurn]:
-        return await self._read(lambda db: _recent_turns(db, session_id, before_turn, after_number, limit))
+        return await self._read(lambda db: queries.recent_turns(db, session_id, before_turn, after_number, limit))
 
     # -- blackboard -----------------------------------------------------------------------
 
@@ -207,14 +209,14 @@ class SqliteStore:
         iteration: int = 0,
     ) -> Awaitable[None]:
         try:
-            data = _json(output)
+            data = None if output is None else encode(output)
         except (TypeError, ValueError) as exc:  # a set, an object, a cycle: fails its agent alone
             raise StoreError(f"the output of agent '{agent}' is not JSON data: {exc}") from exc
         row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
 
         def write(db: sqlite3.Connection) -> None:
             try:
-                db.execute(_INSERT_ENTRY, row)
+                db.execute(queries.INSERT_ENTRY, row)
             except sqlite3.IntegrityError as exc:
                 which = f" (iteration {iteration})" if iteration else ""
                 raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
@@ -227,12 +229,12 @@ class SqliteStore:
         return {entry.agent: entry for entry in await self.entry_history(turn_id)}
 
     async def entry_history(self, turn_id: int) -> list[EntryRow]:
-        return await self._read(lambda db: _entry_rows(db, turn_id))
+        return await self._read(lambda db: queries.entry_rows(db, turn_id))
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         if not agents:
             return {}
-        return await self._read(lambda db: _latest_outputs(db, user_id, agents, before_turn))
+        return await self._read(lambda db: queries.latest_outputs(db, user_id, agents, before_turn))
 
     # -- events ---------------------------------------------------------------------------
 
@@ -248,7 +250,7 @@ class SqliteStore:
 
     async def events(self, turn_id: int) -> list[Event]:
         await self._committer.flush()
-        return await self._read(lambda db: _event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
+        return await self._read(lambda db: queries.event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
 
     async def events_after(
         self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
@@ -261,7 +263,7 @@ class SqliteStore:
         if turn_id is not None:
             where.append("e.turn_id = ?")
             params.append(turn_id)
-        return await self._read(lambda db: _event_rows(db, " AND ".join(where), tuple(params), limit))
+        return await self._read(lambda db: queries.event_rows(db, " AND ".join(where), tuple(params), limit))
 
     async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
         await self._committer.flush()
@@ -340,56 +342,11 @@ class SqliteStore:
         removed: int = await self.commit(write)
         return removed
 
-    # -- privacy --------------------------------------------------------------------------
+    # -- a user's data --------------------------------------------------------------------
 
     async def export_user(self, user_id: str) -> dict[str, Any]:
         await self._committer.flush()
-
-        def read(db: sqlite3.Connection) -> dict[str, Any]:
-            sessions = []
-            for sid, pipeline, created, summary in db.execute(
-                "SELECT id, pipeline, created_at, summary FROM sessions WHERE user_id = ? ORDER BY created_at",
-                (user_id,),
-            ).fetchall():
-                turns = []
-                for turn in _turn_rows(db, "t.session_id = ?", (sid,)):
-                    messages = [
-                        {"role": r, "agent": a, "content": c}
-                        for r, a, c in db.execute(
-                            "SELECT role, agent, content FROM messages WHERE turn_id = ? ORDER BY id", (turn.id,)
-                        )
-                    ]
-                    history = _entry_rows(db, turn.id)
-                    latest = {e.agent: e for e in history}
-                    entries = {
-                        e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()
-                    }
-                    earlier = [
-                        {
-                            "agent": e.agent,
-                            "iteration": e.iteration,
-                            "status": e.status,
-                            "output": e.output,
-                            "error": e.error,
-                        }
-                        for e in history
-                        if latest[e.agent] is not e
-                    ]
-                    turn_json = {
-                        "turn": turn.number,
-                        "status": turn.status,
-                        "messages": messages,
-                        "blackboard": entries,
-                    }
-                    if earlier:
-                        turn_json["earlier_iterations"] = earlier
-                    turns.append(turn_json)
-                sessions.append(
-                    {"session": sid, "pipeline": pipeline, "created_at": created, "summary": summary, "turns": turns}
-                )
-            return {"user": user_id, "sessions": sessions}
-
-        return await self._read(read)
+        return await self._read(lambda db: queries.export_user(db, user_id))
 
     async def forget_user(self, user_id: str) -> int:
         def write(db: sqlite3.Connection) -> int:
@@ -413,156 +370,8 @@ class SqliteStore:
         await self._committer.close()
 
 
-# -- SQL helpers (run on the worker thread) ------------------------------------------------
-
-
-def _insert_events(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
-    """Insert buffered events with consecutive ids after the largest; return that largest.
-    Under BEGIN IMMEDIATE no other writer can take the same ids. Events of turns deleted
-    meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
-    if not rows:
-        return 0  # nothing to number: the base is not read back
-    (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
-    # Which of their turns exist, asked once per turn rather than once per event (in
-    # chunks: SQLite bounds the parameters of one statement).
-    turns = sorted({row[0] for row in rows})
-    existing: set[int] = set()
-    for start in range(0, len(turns), 500):
-        chunk = turns[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        existing.update(found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", chunk))
-    db.executemany(
-        "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
-    )
-    return int(base)
-
-
-def _summary(db: sqlite3.Connection, session_id: str) -> SessionSummary:
-    row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return SessionSummary(str(row[0]), int(row[1])) if row else SessionSummary("", 0)
-
-
-def _recent_turns(
-    db: sqlite3.Connection, session_id: str, before_turn: int, after_number: int, limit: int
-) -> list[PastTurn]:
-    rows = db.execute(
-        """
-        SELECT t.id, t.number,
-               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
-               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
-                ORDER BY id DESC LIMIT 1)
-        FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
-        ORDER BY t.number DESC LIMIT ?
-        """,
-        (session_id, before_turn, after_number, limit),
-    ).fetchall()
-    return [PastTurn(*row) for row in reversed(rows)]
-
-
-def _latest_outputs(
-    db: sqlite3.Connection, user_id: str, agents: Sequence[str], before_turn: int
-) -> dict[str, EntryRow]:
-    found: dict[str, EntryRow] = {}
-    for agent in agents:
-        row = db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM blackboard"
-            " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-            " ORDER BY turn_id DESC, iteration DESC LIMIT 1",
-            (user_id, agent, before_turn),
-        ).fetchone()
-        if row:
-            found[agent] = _entry(row)
-    return found
-
-
-def _turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
-    text, upto = _summary(db, session.id)
-    return TurnContext(
-        memory=_latest_outputs(db, session.user_id, memory, turn_id),
-        summary=text,
-        summary_upto=upto,
-        recent=_recent_turns(db, session.id, turn_id, 0, RECENT_TURNS),
-    )
-
-
-def _turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[TurnRow]:
-    rows = db.execute(
-        f"""
-        SELECT t.id, t.session_id, s.user_id, s.pipeline, t.number, t.status, t.started_at, t.finished_at,
-               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
-        FROM turns t JOIN sessions s ON s.id = t.session_id WHERE {where} ORDER BY t.number
-        """,
-        params,
-    ).fetchall()
-    turns = []
-    for row in rows:
-        replies = db.execute(
-            "SELECT agent, content FROM messages WHERE turn_id = ? AND role = 'assistant' ORDER BY id", (row[0],)
-        ).fetchall()
-        id, session_id, user_id, pipeline, number, status, started_at, finished_at, message = row
-        turns.append(
-            TurnRow(
-                id,
-                session_id,
-                user_id,
-                pipeline,
-                number,
-                status,
-                started_at,
-                finished_at,
-                message,
-                replies=[(str(a), str(c)) for a, c in replies],
-            )
-        )
-    return turns
-
-
-def _event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[Event]:
-    rows = db.execute(
-        "SELECT e.id, e.turn_id, t.session_id, s.user_id, e.type, e.agent, e.at_s, e.wall, e.data"
-        " FROM events e JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
-        f" WHERE {where} ORDER BY e.id LIMIT ?",
-        (*params, limit),
-    ).fetchall()
-    return [
-        Event(cast(EventType, kind), turn_id, session_id, at_s, agent, json.loads(data), wall, user_id, seq)
-        for seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data in rows
-    ]
-
-
-_INSERT_ENTRY = (
-    "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
-
-
-def _entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
-    rows = db.execute(
-        f"SELECT {_ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
-    ).fetchall()
-    return [_entry(row) for row in rows]
-
-
 def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
     try:
         return fn(db)
     except sqlite3.Error as exc:
         raise StoreError(f"reading {where} failed: {exc}") from exc
-
-
-def _json(output: Any) -> str | None:
-    return None if output is None else encode(output)
-
-
-def _entry(row: tuple[Any, ...]) -> EntryRow:
-    turn_id, agent, status, output, error, iteration = row
-    return EntryRow(
-        turn_id=turn_id,
-        agent=agent,
-        status=status,
-        output=None if output is None else json.loads(output),
-        error=error,
-        iteration=iteration,
-    )

@@ -1,0 +1,197 @@
+"""The SQLite store's longer reads, as functions of a connection (run on the store's thread).
+
+Each read is one statement whatever the number of rows it gathers (a user's turns, a
+turn's replies, the latest entry of each memory agent), so its cost does not grow with
+queries per row: tests/test_store_sqlite.py counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, cast
+
+from cantata.events import Event, EventType
+from cantata.store.protocols import RECENT_TURNS
+from cantata.store.rows import EntryRow, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRow
+
+# An event as stored: (turn_id, type, agent, at_s, wall, data as JSON text).
+EventValues = tuple[int, str, str | None, float, float, str]
+
+INSERT_ENTRY = (
+    "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
+
+
+def insert_events(db: sqlite3.Connection, rows: list[EventValues]) -> int:
+    """Insert buffered events with consecutive ids after the largest; return that largest.
+    Under BEGIN IMMEDIATE no other writer can take the same ids. Events of turns deleted
+    meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
+    (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
+    # Which of their turns exist, asked once per turn rather than once per event (in
+    # chunks: SQLite bounds the parameters of one statement).
+    turns = sorted({row[0] for row in rows})
+    existing: set[int] = set()
+    for start in range(0, len(turns), 500):
+        chunk = turns[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        existing.update(found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", chunk))
+    db.executemany(
+        "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
+    )
+    return int(base)
+
+
+def summary(db: sqlite3.Connection, session_id: str) -> SessionSummary:
+    row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return SessionSummary(str(row[0]), int(row[1])) if row else SessionSummary("", 0)
+
+
+def recent_turns(
+    db: sqlite3.Connection, session_id: str, before_turn: int, after_number: int, limit: int
+) -> list[PastTurn]:
+    rows = db.execute(
+        """
+        SELECT t.id, t.number,
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
+                ORDER BY id DESC LIMIT 1)
+        FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
+        ORDER BY t.number DESC LIMIT ?
+        """,
+        (session_id, before_turn, after_number, limit),
+    ).fetchall()
+    return [PastTurn(*row) for row in reversed(rows)]
+
+
+def latest_outputs(
+    db: sqlite3.Connection, user_id: str, agents: Sequence[str], before_turn: int
+) -> dict[str, EntryRow]:
+    """One statement for all the agents: a UNION of one indexed look-up per agent (a window
+    over the user's entries would read every entry they ever had)."""
+    if not agents:
+        return {}
+    one = (
+        f"SELECT * FROM (SELECT {ENTRY_COLUMNS} FROM blackboard"
+        " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
+        " ORDER BY turn_id DESC, iteration DESC LIMIT 1)"
+    )
+    rows = db.execute(
+        " UNION ALL ".join([one] * len(agents)), [value for a in agents for value in (user_id, a, before_turn)]
+    )
+    found = {row[1]: entry(row) for row in rows}
+    return {agent: found[agent] for agent in agents if agent in found}  # in the order asked for
+
+
+def turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
+    text, upto = summary(db, session.id)
+    return TurnContext(
+        memory=latest_outputs(db, session.user_id, memory, turn_id),
+        summary=text,
+        summary_upto=upto,
+        recent=recent_turns(db, session.id, turn_id, 0, RECENT_TURNS),
+    )
+
+
+def turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[TurnRow]:
+    """The turns `where` says, each with its replies: one row per reply (or one for a turn
+    without any), grouped here."""
+    rows = db.execute(
+        f"""
+        SELECT t.id, t.session_id, s.user_id, s.pipeline, t.number, t.status, t.started_at, t.finished_at,
+               (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
+               r.agent, r.content
+        FROM turns t JOIN sessions s ON s.id = t.session_id
+        LEFT JOIN messages r ON r.turn_id = t.id AND r.role = 'assistant'
+        WHERE {where} ORDER BY t.number, t.id, r.id
+        """,
+        params,
+    )
+    turns: list[TurnRow] = []
+    for turn_id, session_id, user_id, pipeline, number, status, started, finished, message, agent, content in rows:
+        if not turns or turns[-1].id != turn_id:
+            turns.append(
+                TurnRow(turn_id, session_id, user_id, pipeline, number, status, started, finished, message, [])
+            )
+        if content is not None:
+            turns[-1].replies.append((str(agent), str(content)))
+    return turns
+
+
+def event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[Event]:
+    rows = db.execute(
+        "SELECT e.id, e.turn_id, t.session_id, s.user_id, e.type, e.agent, e.at_s, e.wall, e.data"
+        " FROM events e JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
+        f" WHERE {where} ORDER BY e.id LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [
+        Event(cast(EventType, kind), turn_id, session_id, at_s, agent, json.loads(data), wall, user_id, seq)
+        for seq, turn_id, session_id, user_id, kind, agent, at_s, wall, data in rows
+    ]
+
+
+def entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
+    rows = db.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
+    ).fetchall()
+    return [entry(row) for row in rows]
+
+
+def entry(row: tuple[Any, ...]) -> EntryRow:
+    turn_id, agent, status, output, error, iteration = row
+    return EntryRow(
+        turn_id=turn_id,
+        agent=agent,
+        status=status,
+        output=None if output is None else json.loads(output),
+        error=error,
+        iteration=iteration,
+    )
+
+
+def export_user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
+    """Everything stored about the user in four statements (sessions, turns, messages,
+    entries), however many turns they had, assembled here."""
+    sessions: dict[str, dict[str, Any]] = {
+        sid: {"session": sid, "pipeline": pipeline, "created_at": created, "summary": text, "turns": []}
+        for sid, pipeline, created, text in db.execute(
+            "SELECT id, pipeline, created_at, summary FROM sessions WHERE user_id = ? ORDER BY created_at", (user_id,)
+        )
+    }
+    of_user = "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.user_id = ?"
+    turns: dict[int, dict[str, Any]] = {}
+    for turn_id, session_id, number, status in db.execute(
+        "SELECT t.id, t.session_id, t.number, t.status FROM turns t JOIN sessions s ON s.id = t.session_id"
+        " WHERE s.user_id = ? ORDER BY t.number, t.id",
+        (user_id,),
+    ):
+        turns[turn_id] = {"turn": number, "status": status, "messages": [], "blackboard": {}}
+        sessions[session_id]["turns"].append(turns[turn_id])
+    for turn_id, role, agent, content in db.execute(
+        f"SELECT turn_id, role, agent, content FROM messages WHERE turn_id IN ({of_user}) ORDER BY id", (user_id,)
+    ):
+        turns[turn_id]["messages"].append({"role": role, "agent": agent, "content": content})
+    history: dict[int, list[EntryRow]] = {}
+    for row in db.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE turn_id IN ({of_user}) ORDER BY created_at, iteration",
+        (user_id,),
+    ):
+        history.setdefault(row[0], []).append(entry(row))
+    for turn_id, entries in history.items():
+        latest = {e.agent: e for e in entries}
+        turns[turn_id]["blackboard"] = {
+            e.agent: {"status": e.status, "output": e.output, "error": e.error} for e in latest.values()
+        }
+        earlier = [
+            {"agent": e.agent, "iteration": e.iteration, "status": e.status, "output": e.output, "error": e.error}
+            for e in entries
+            if latest[e.agent] is not e
+        ]
+        if earlier:
+            turns[turn_id]["earlier_iterations"] = earlier
+    return {"user": user_id, "sessions": list(sessions.values())}
