@@ -67,7 +67,7 @@ class Committer(Generic[C, R]):
         self._close_connection = close
         self._flush_after_s = flush_after_s
         self._connection_or_error: C | StoreError = StoreError(f"the database {name} is not open yet")
-        self._worker = Worker()
+        self._worker = _Worker()
         # The thread runs jobs in order, so the connection is open before any other job.
         self._worker.run(partial(self._open, open))
         self._batch: list[tuple[Callable[[C], Any], asyncio.Future[Any]]] = []
@@ -88,7 +88,7 @@ class Committer(Generic[C, R]):
         except Exception as exc:
             self._connection_or_error = _store_error(f"cannot open the database {self._name}", exc)
 
-    def connection(self) -> C:
+    def _connection(self) -> C:
         """The open connection (on the worker thread), or the StoreError that explains why not."""
         if isinstance(self._connection_or_error, StoreError):
             raise self._connection_or_error
@@ -98,7 +98,7 @@ class Committer(Generic[C, R]):
         """Run the writes in one transaction with the buffered events; on a failure, one
         transaction each, so that one bad write fails alone. Returns each write's outcome
         and the sequence number before the events' (None if they could not be committed)."""
-        db = self.connection()
+        db = self._connection()
         transaction, store_events = self._transaction, self._store_events
         try:
             with transaction(db):
@@ -135,7 +135,7 @@ class Committer(Generic[C, R]):
             await self.write(_nothing)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._worker.call(lambda: job(self.connection()), loop, partial(settle, future))
+        self._worker.call(lambda: job(self._connection()), loop, partial(settle, future))
         return await future
 
     def write(self, job: Callable[[C], Any], *, soon: bool = True) -> asyncio.Future[Any]:
@@ -257,7 +257,7 @@ class Committer(Generic[C, R]):
             self._close_connection(connection)
 
 
-class Worker:
+class _Worker:
     """The one thread of a store: runs jobs in order. Leaner than an executor: a result
     comes back to the loop with one call_soon_threadsafe, which matters on every node's commit."""
 
