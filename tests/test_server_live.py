@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,19 @@ pytestmark = pytest.mark.server
 @pytest.fixture
 def server(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
     config = scripted_config(write, steady={"latency_s": 0.2, "tokens_per_s": 100})
+    with CantataServer(tmp_path, "--config", str(config)) as running:
+        yield running
+
+
+# A merged reply holding what a Markdown writer puts between sections: a rule line.
+RULED = "Before the line.\n\n---\n\nAfter the line."
+
+
+@pytest.fixture
+def ruled(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
+    """A server whose final agents all reply RULED."""
+    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
+    config = scripted_config(write, steady={"latency_s": 0.05, "tokens_per_s": 200, "replies": str(replies)})
     with CantataServer(tmp_path, "--config", str(config)) as running:
         yield running
 
@@ -106,3 +120,22 @@ def test_last_event_id_replays_exactly_the_missed_events(server: CantataServer) 
                 break
     assert replay == [e.id for e in full[3:]]
     assert full[-1].event == "turn_delivered"
+
+
+def test_a_merged_reply_with_a_rule_line_reaches_the_openai_client_whole(ruled: CantataServer) -> None:
+    client = _client(ruled)
+    pieces: dict[str, list[str]] = {"early": [], "separator": [], "merged": []}
+    text = ""
+    for chunk in client.chat.completions.create(
+        model="example", messages=[{"role": "user", "content": "Say it in two parts."}], stream=True
+    ):
+        delta = chunk.choices[0].delta.content
+        if delta:
+            text += delta
+            pieces[(chunk.model_extra or {})["cantata"]["phase"]].append(delta)
+    early, merged = "".join(pieces["early"]), "".join(pieces["merged"])
+    assert merged == RULED and early and "---" not in early
+    assert text == early + SEPARATOR + RULED  # a plain client: one text, a blank line between
+    reply = client.chat.completions.create(model="example", messages=[{"role": "user", "content": "Once more."}])
+    assert reply.choices[0].message.content == RULED
+    assert (reply.model_extra or {})["cantata"]["merged"] == RULED
