@@ -227,7 +227,9 @@ class CountingStore:
         return call
 
 
-async def test_the_task_board_reads_the_store_as_often_for_one_task_as_for_many(write: WriteFile, home: Path) -> None:
+async def test_the_task_board_reads_the_store_as_often_for_one_task_as_for_many_in_a_session(
+    write: WriteFile, home: Path
+) -> None:
     app = Cantata(load_config(canned_config(write)), home=home)
     counted = CountingStore(app.store)
     calls = []

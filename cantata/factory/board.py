@@ -3,10 +3,12 @@ first, with the role at work, its stage, the loop's iteration, the tests passed 
 tokens spent so far. The factory owns the board, its query and its router; the server
 includes the router (`cantata.applications` offers it) and knows nothing of factories.
 
-The query reads a bounded number of times whatever the number of tasks: the user's
-sessions, each factory session's turns, the user's stored events (in pages), and the
-user's entries (through the export, the one read that returns every turn's entries at
-once).
+The query makes no store call per task: the user's sessions, each factory session's
+turns, the user's stored events (in pages), and the user's entries (through the export,
+the one read that returns every turn's entries at once). The calls per factory session
+remain because no store read lists a user's turns across sessions; one that did (turns
+by user and pipeline, with their events and entry histories by turn ids) would make the
+board three reads.
 """
 
 from __future__ import annotations
