@@ -244,6 +244,40 @@ class SessionDetail(SessionSummary):
     turn_list: list[TurnSummary]
 
 
+class Delivery(BaseModel):
+    agent: str | None
+    text: str
+    at_s: float | None = Field(description="Seconds from the turn's start.")
+
+
+class Retry(BaseModel):
+    at_s: float
+    kind: Literal["retry", "repair", "regenerate"]
+    error: str | None
+
+
+class TurnAgent(BaseModel):
+    """One agent of a turn as the timeline draws it (times in seconds from the turn's start)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    status: str
+    instance: str | None
+    queued_s: float | None
+    started_s: float | None
+    finished_s: float | None
+    attempts: int
+    retries: list[Retry]
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    output: Any
+    error: str | None
+    reads: list[str]
+    deliver: str | None
+    kind: Literal["model", "function"]
+
+
 class TurnDetail(BaseModel):
     """The same shape as `cantata run --json`, plus ids the API links by."""
 
@@ -255,9 +289,9 @@ class TurnDetail(BaseModel):
     turn: int
     status: str
     message: str
-    early: dict[str, Any] | None
-    final: dict[str, Any] | None
-    agents: list[dict[str, Any]]
+    early: Delivery | None
+    final: Delivery | None
+    agents: list[TurnAgent]
     conflicts: list[dict[str, Any]]
     started_at: float | None
     finished_at: float | None
