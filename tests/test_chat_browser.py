@@ -4,25 +4,21 @@ so a merged reply holding a rule line (`---`) shows whole, text before and after
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import WriteFile, scripted_config
+from tests.conftest import RULED, WriteFile, ruled_config
 from tests.servers import CantataServer
 from tests.test_dashboard_browser import ARGS, CHROMIUM
-from tests.test_server_live import RULED
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 
 @pytest.fixture
 def server(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
-    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
-    # Slow enough that the early reply shows before the merged one.
-    config = scripted_config(write, steady={"latency_s": 0.3, "tokens_per_s": 50, "replies": str(replies)})
+    config = ruled_config(write, latency_s=0.3, tokens_per_s=50)
     with CantataServer(tmp_path, "--config", str(config)) as running:
         yield running
 

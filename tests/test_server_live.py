@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ import openai
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.conftest import WriteFile, scripted_config
+from tests.conftest import RULED, WriteFile, ruled_config, scripted_config
 from tests.servers import CantataServer
 from tests.sse import parse
 
@@ -26,15 +25,10 @@ def server(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
         yield running
 
 
-# A merged reply holding what a Markdown writer puts between sections: a rule line.
-RULED = "Before the line.\n\n---\n\nAfter the line."
-
-
 @pytest.fixture
 def ruled(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
     """A server whose final agents all reply RULED."""
-    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
-    config = scripted_config(write, steady={"latency_s": 0.05, "tokens_per_s": 200, "replies": str(replies)})
+    config = ruled_config(write, latency_s=0.05, tokens_per_s=200)
     with CantataServer(tmp_path, "--config", str(config)) as running:
         yield running
 

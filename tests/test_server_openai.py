@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.conftest import WriteFile, scripted_config
+from tests.conftest import RULED, WriteFile, ruled_config, scripted_config
 from tests.server_app import chat_body, client, make_app, running
 from tests.sse import parse
-
-# A merged reply holding what a Markdown writer puts between sections: a rule line.
-RULED = "Before the line.\n\n---\n\nAfter the line."
 
 
 @pytest.fixture
@@ -91,8 +87,7 @@ def _phase(chunks: list[dict[str, Any]], phase: str) -> str:
 
 
 async def test_a_merged_reply_with_a_rule_line_arrives_whole_in_its_phase(write: WriteFile, home: Path) -> None:
-    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
-    config = scripted_config(write, fast={"latency_s": 0.01, "tokens_per_s": 400, "replies": str(replies)})
+    config = ruled_config(write, latency_s=0.01, tokens_per_s=400)
     async with running(make_app(config, home)) as app, client(app) as c:
         streamed = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True))
         plain = (await c.post("/v1/chat/completions", json=chat_body("hi again"))).json()
