@@ -317,6 +317,25 @@ class InstanceHealth(BaseModel):
     serving: str | None = Field(None, description="The model the instance says it serves.")
 
 
+class InstanceLive(BaseModel):
+    queued: int = Field(0, description="Agents waiting for a slot now.")
+    running: int = Field(0, description="Agents generating now.")
+    finished: int = 0
+    failed: int = 0
+    tokens_per_s: float | None = Field(None, description="Completion tokens / generation time.")
+    first_token_s: float | None = Field(None, description="Median time from a slot to the first token.")
+    cached_share: float | None = Field(None, description="Share of prompt tokens served from the prefix cache.")
+
+
+class InstanceServer(BaseModel):
+    """What a vLLM or llama-server instance reports on its own /metrics."""
+
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    kv_cache_usage: float | None = Field(None, description="0..1")
+    prefix_cache_hit_rate: float | None = Field(None, description="Hits / queries since the server started.")
+
+
 class InstanceInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
@@ -327,9 +346,9 @@ class InstanceInfo(BaseModel):
     max_concurrency: int
     queued_now: int
     running_now: int
-    live: dict[str, Any]
+    live: InstanceLive = Field(description="The last hour's calls on this instance.")
     health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
-    server: dict[str, Any] | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
+    server: InstanceServer | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
 
 
 class Memory(BaseModel):

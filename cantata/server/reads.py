@@ -24,6 +24,8 @@ from cantata.server.protocol import (
     BlackboardEntry,
     InstanceHealth,
     InstanceInfo,
+    InstanceLive,
+    InstanceServer,
     Memory,
     MemoryExport,
     PipelineInfo,
@@ -177,13 +179,13 @@ class Reads:
                 max_concurrency=inst.concurrency(),
                 queued_now=running.stats.queued if running else 0,
                 running_now=running.stats.running if running else 0,
-                live=live[inst.name].as_json() if inst.name in live else {},
+                live=InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive(),
             )
             if check:
                 row.health = await _health(running)
                 if inst.backend == "openai" and inst.url:
                     server = await scrape(inst.url)
-                    row.server = server.as_json() if server else None
+                    row.server = InstanceServer.model_validate(server.as_json()) if server else None
             rows.append(row)
         return rows
 
