@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from cantata.errors import StoreError
+
 if TYPE_CHECKING:
     from cantata.store.base import Store
 
@@ -67,6 +69,13 @@ class Event:
     @property
     def persisted(self) -> bool:
         return self.type in PERSISTED
+
+    @property
+    def stored_seq(self) -> int:
+        """`seq` of an event read back from the store, where it is always set."""
+        if self.seq is None:
+            raise StoreError(f"event {self.type} of turn {self.turn_id} has no sequence number: it was never stored")
+        return self.seq
 
     def as_dict(self) -> dict[str, Any]:
         """The event as JSON data (SSE, the API), live or stored alike. `at_s` is kept as

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -12,11 +13,13 @@ from cantata import pipelines
 from cantata.config import load_config
 from cantata.events import Event
 from cantata.factory import registry, sandbox
+from cantata.factory.board import task_board
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
 from cantata.pipelines.factory.roles import refusal
-from cantata.runtime import Cantata
+from cantata.runtime import DEFAULT_USER, Cantata
 from cantata.spec import load_pipeline
+from cantata.store import Store
 from tests.helpers.pipelines import WriteFile
 
 CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
@@ -203,6 +206,45 @@ async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_t
         )  # fmt: skip
     assert not refused["deployed"] and "too short" in refused["reason"] and refused["tests"] == "-"
     assert others["user"] == "ben" and others["tasks"] == []
+
+
+class CountingStore:
+    """A store that counts the calls made to it, by method."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.store, name)
+        if not callable(found):
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return found(*args, **kwargs)
+
+        return call
+
+
+async def test_the_task_board_reads_the_store_as_often_for_one_task_as_for_many_in_a_session(
+    write: WriteFile, home: Path
+) -> None:
+    app = Cantata(load_config(canned_config(write)), home=home)
+    counted = CountingStore(app.store)
+    calls = []
+    try:
+        first = await app.run_turn(pipelines.load("factory"), "asdf")  # refused at once: a quick task
+        for _ in range(3):
+            board = await task_board(cast(Store, counted), DEFAULT_USER)
+            calls.append(sorted(counted.calls))
+            counted.calls.clear()
+            await app.run_turn(pipelines.load("factory"), "asdf", session_id=first.session)
+        board = await task_board(cast(Store, counted), DEFAULT_USER)
+    finally:
+        await app.close()
+    assert calls[0] == calls[1] == calls[2] == sorted(counted.calls), "one more task, more store calls"
+    assert len(board.tasks) == 4 and all(t.reason and "too short" in t.reason for t in board.tasks)
 
 
 def test_the_analysts_meaningless_checks_are_dropped_and_halves_alternate() -> None:

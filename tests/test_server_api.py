@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from pathlib import Path
 
 import pytest
@@ -161,13 +163,25 @@ async def test_metrics_parse_and_count_the_turns(config: Path, home: Path) -> No
 
 
 async def test_the_dashboard_is_served_as_static_files(config: Path, home: Path) -> None:
+    scripts: dict[str, str] = {}
     async with running(make_app(config, home)) as app, client(app) as c:
         page = await c.get("/")
-        script = await c.get("/app.js")
         missing = await c.get("/nope.js")
+        wanted = ["app.js"]
+        while wanted:  # every module app.js imports, and theirs: a browser fetches each one
+            path = wanted.pop()
+            script = await c.get(f"/{path}")
+            assert script.status_code == 200, path
+            assert script.headers["content-type"].startswith("text/javascript"), path  # modules need a JS type
+            scripts[path] = script.text
+            folder = posixpath.dirname(path)
+            for imported in re.findall(r'^import .* from "(.+)";$', script.text, re.MULTILINE):
+                resolved = posixpath.normpath(posixpath.join(folder, imported))
+                if resolved not in scripts:
+                    wanted.append(resolved)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert 'src="app.js"' in page.text
-    assert script.status_code == 200 and "/v1/chat/completions" in script.text
+    assert '<script type="module" src="app.js">' in page.text
+    assert "/v1/chat/completions" in scripts["views/chat.js"] and "sse.js" in scripts
     assert missing.status_code == 404
 
 

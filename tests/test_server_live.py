@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.pipelines import RULED, WriteFile, ruled_config, scripted_config
 from tests.helpers.servers import CantataServer
 from tests.helpers.sse import parse
 
@@ -21,6 +21,14 @@ pytestmark = pytest.mark.server
 @pytest.fixture
 def server(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
     config = scripted_config(write, steady={"latency_s": 0.2, "tokens_per_s": 100})
+    with CantataServer(tmp_path, "--config", str(config)) as running:
+        yield running
+
+
+@pytest.fixture
+def ruled(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
+    """A server whose final agents all reply RULED."""
+    config = ruled_config(write, latency_s=0.05, tokens_per_s=200)
     with CantataServer(tmp_path, "--config", str(config)) as running:
         yield running
 
@@ -106,3 +114,22 @@ def test_last_event_id_replays_exactly_the_missed_events(server: CantataServer) 
                 break
     assert replay == [e.id for e in full[3:]]
     assert full[-1].event == "turn_delivered"
+
+
+def test_a_merged_reply_with_a_rule_line_reaches_the_openai_client_whole(ruled: CantataServer) -> None:
+    client = _client(ruled)
+    pieces: dict[str, list[str]] = {"early": [], "separator": [], "merged": []}
+    text = ""
+    for chunk in client.chat.completions.create(
+        model="example", messages=[{"role": "user", "content": "Say it in two parts."}], stream=True
+    ):
+        delta = chunk.choices[0].delta.content
+        if delta:
+            text += delta
+            pieces[(chunk.model_extra or {})["cantata"]["phase"]].append(delta)
+    early, merged = "".join(pieces["early"]), "".join(pieces["merged"])
+    assert merged == RULED and early and "---" not in early
+    assert text == early + SEPARATOR + RULED  # a plain client: one text, a blank line between
+    reply = client.chat.completions.create(model="example", messages=[{"role": "user", "content": "Once more."}])
+    assert reply.choices[0].message.content == RULED
+    assert (reply.model_extra or {})["cantata"]["merged"] == RULED

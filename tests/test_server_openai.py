@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cantata.server.streaming import SEPARATOR
-from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.pipelines import RULED, WriteFile, ruled_config, scripted_config
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.sse import parse
 
@@ -59,8 +60,12 @@ async def test_stream_is_valid_chunks_early_then_separator_then_merged(config: P
     early, final = turn["early"]["text"], turn["final"]["text"]
     if model == "example":  # a plain-text early reply streams exactly as delivered
         assert text == early + SEPARATOR + final
+        assert _phase(chunks, "early") == early
     else:  # coaching's scripted draft is refused by its check: the kept reply follows it
         assert text.endswith(early + SEPARATOR + final)
+        assert _phase(chunks, "early").endswith(early)
+    assert _phase(chunks, "separator") == SEPARATOR and _phase(chunks, "merged") == final
+    assert chunks[-1]["cantata"]["early"] == early and chunks[-1]["cantata"]["merged"] == final
     # The early reply arrives in several pieces, as generated, before any agent but it finished.
     pieces = [i for i, ch in enumerate(chunks) if ch["choices"][0]["delta"].get("content")]
     assert len(pieces) > 3
@@ -70,6 +75,44 @@ async def test_stream_is_valid_chunks_early_then_separator_then_merged(config: P
     assert progress[-1]["cantata"]["status"] == "ok"
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and chunks[-1]["usage"]["completion_tokens"] > 0
     assert r.headers["x-cantata-session"] == turn["session"]
+
+
+def _phase(chunks: list[dict[str, Any]], phase: str) -> str:
+    """The text of one phase of a streamed reply, as a client that shows them apart reads it."""
+    return "".join(
+        ch["choices"][0]["delta"]["content"]
+        for ch in chunks
+        if ch["choices"][0]["delta"].get("content") and ch["cantata"]["phase"] == phase
+    )
+
+
+async def test_a_merged_reply_with_a_rule_line_arrives_whole_in_its_phase(write: WriteFile, home: Path) -> None:
+    config = ruled_config(write, latency_s=0.01, tokens_per_s=400)
+    async with running(make_app(config, home)) as app, client(app) as c:
+        streamed = await c.post("/v1/chat/completions", json=chat_body("hi", stream=True))
+        plain = (await c.post("/v1/chat/completions", json=chat_body("hi again"))).json()
+    chunks = [e.json() for e in parse(streamed.text) if e.data and e.data != "[DONE]"]
+    assert _phase(chunks, "merged") == RULED
+    text = "".join(ch["choices"][0]["delta"].get("content") or "" for ch in chunks)
+    assert text == _phase(chunks, "early") + SEPARATOR + RULED
+    assert plain["choices"][0]["message"]["content"] == plain["cantata"]["merged"] == RULED
+    assert plain["cantata"]["early"]
+
+
+async def test_every_route_declares_its_body_in_openapi(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        schema = (await c.get("/openapi.json")).json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            content = operation["responses"]["200"]["content"]
+            body = content.get("application/json", {}).get("schema")
+            if body is None:  # a stream or Prometheus text
+                assert set(content) <= {"text/event-stream", "text/plain"}, (method, path)
+                continue
+            assert "$ref" in body or body.get("type") == "array", (method, path, body)
+    chunk = schema["paths"]["/v1/chat/completions"]["post"]["responses"]["200"]["content"]["text/event-stream"]
+    assert chunk["schema"]["$ref"].endswith("/ChatCompletionChunk")
+    assert "TextInfo" in schema["components"]["schemas"] and "Task" in schema["components"]["schemas"]
 
 
 async def test_resent_history_continues_the_session(config: Path, home: Path) -> None:

@@ -3,7 +3,7 @@ iteration, the tests passed so far and the tokens spent.
 
 One reading of the events for both views of a task: the terminal's live line
 (`cantata factory`, run.py) folds the events as they happen; the dashboard's task board
-(`/api/tasks`) folds the stored ones, plus the stored tester and deployer entries.
+(board.py) folds the stored ones, plus the stored tester and deployer entries.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cantata.events import Event
-from cantata.store import EntryRow, TurnRow
 
 
 def tests_line(report: dict[str, Any]) -> str:
@@ -43,30 +42,3 @@ class TaskProgress:
 
     def tested(self, report: dict[str, Any]) -> None:
         self.tests = tests_line(report)
-
-
-def task_summary(turn: TurnRow, events: list[Event], history: list[EntryRow]) -> dict[str, Any]:
-    """One row of the task board: a factory turn, running or done."""
-    progress = TaskProgress()
-    for event in events:
-        progress.add(event)
-    reports = [e.output for e in history if e.agent == "tester" and isinstance(e.output, dict)]
-    if reports:
-        progress.tested(reports[-1])
-    deployment = next((e.output for e in history if e.agent == "deployer" and isinstance(e.output, dict)), None)
-    return {
-        "turn_id": turn.id,
-        "request": turn.message,
-        "status": turn.status,
-        "started_at": turn.started_at,
-        "role": progress.role,
-        "stage": progress.stage,
-        "iteration": progress.iteration,
-        "tests": progress.tests,
-        "tokens": progress.tokens,
-        "seconds": round(progress.seconds, 1),
-        "deployed": bool(deployment and deployment.get("deployed")),
-        "agent": (deployment or {}).get("name") or None,
-        "version": (deployment or {}).get("version"),
-        "reason": (deployment or {}).get("reason", ""),
-    }

@@ -1,7 +1,9 @@
 """`create_app()`: the FastAPI app, whose lifespan owns one Cantata runtime.
 
-Routes reach the runtime through `app.state.service`; nothing global, so tests build as
-many apps as they like, each with its own home, config and metrics."""
+Routes reach the runtime through the Service (`ServiceDep`, deps.py); nothing global, so
+tests build as many apps as they like, each with its own home, config and metrics. Routers
+that applications offer (the factory's task board) are passed in: the server knows none
+of them by name (`cantata.applications` lists them for `cantata serve`)."""
 
 from __future__ import annotations
 
@@ -9,20 +11,23 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic.json_schema import models_json_schema
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
 from cantata.errors import UserError
 from cantata.runtime import Cantata
-from cantata.server.auth import Admin, Auth, is_loopback
+from cantata.server.auth import Admin, Auth, AuthDep, is_loopback
+from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_body, install_error_handlers
 from cantata.server.keys import KeyRing
-from cantata.server.protocol import Health
+from cantata.server.protocol import ChatCompletionChunk, Health
 from cantata.server.routes import api, events, openai
 from cantata.server.service import Service
 
@@ -85,6 +90,7 @@ def create_app(
     home: Path | None = None,
     host: str = "127.0.0.1",
     pipelines: Iterable[Path] = (),
+    routers: Iterable[APIRouter] = (),
     max_body: int = MAX_BODY,
 ) -> FastAPI:
     home = home or cantata_home()
@@ -118,23 +124,51 @@ def create_app(
     app.include_router(openai.router)
     app.include_router(api.router)
     app.include_router(events.router)
+    for router in routers:
+        app.include_router(router)
+    declare_stream_chunks(app)
 
     @app.get("/healthz", response_model=Health, tags=["ops"])
-    async def healthz(request: Request) -> Health:
-        service: Service = request.app.state.service
-        return Health(version=__version__, turns_running=len(service.running), auth=request.app.state.auth.mode())
+    async def healthz(service: ServiceDep, auth: AuthDep) -> Health:
+        return service.health(auth.mode())
 
-    @app.get("/metrics", tags=["ops"], response_class=Response)
-    async def metrics(request: Request, caller: Admin) -> Response:
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    async def metrics(service: ServiceDep, caller: Admin) -> Response:
         """Every user's turns counted together: an operator's view (admin keys, or open mode)."""
-        service: Service = request.app.state.service
         return Response(service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
     return app
 
 
-def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Iterable[Path] = ()) -> None:
+def declare_stream_chunks(app: FastAPI) -> None:
+    """/openapi.json with the stream's chunk model among its schemas: a streamed chat
+    completion refers to it, but no route returns it as JSON, so FastAPI would leave it out."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            _, defs = models_json_schema(
+                [(ChatCompletionChunk, "serialization")], ref_template="#/components/schemas/{model}"
+            )
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name, definition in defs.get("$defs", {}).items():
+                schemas.setdefault(name, definition)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def run_server(
+    *,
+    host: str,
+    port: int,
+    config_path: Path | None,
+    pipelines: Iterable[Path] = (),
+    routers: Iterable[APIRouter] = (),
+) -> None:
     """`cantata serve`: check what can be checked before binding, then run uvicorn."""
     import uvicorn
 
@@ -145,7 +179,7 @@ def run_server(*, host: str, port: int, config_path: Path | None, pipelines: Ite
         check_bind(host, keys)
     finally:
         keys.close()
-    app = create_app(config, home=home, host=host, pipelines=pipelines)
+    app = create_app(config, home=home, host=host, pipelines=pipelines, routers=routers)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
     print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)

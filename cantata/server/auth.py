@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 
@@ -36,7 +36,7 @@ class Auth:
         self._configured = False
         self._checked_at = -RECHECK_S
 
-    def mode(self) -> str:
+    def mode(self) -> Literal["keys", "open"]:
         if not self.loopback:
             return "keys"
         # Once keys exist they always do (a revoked key still counts), so only "no keys
@@ -61,8 +61,15 @@ class Auth:
         return found
 
 
-def _principal(request: Request) -> Principal:
+def _auth(request: Request) -> Auth:
     auth: Auth = request.app.state.auth
+    return auth
+
+
+AuthDep = Annotated[Auth, Depends(_auth)]
+
+
+def _principal(request: Request, auth: AuthDep) -> Principal:
     return auth.principal(request.headers.get("authorization"))
 
 

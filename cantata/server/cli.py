@@ -27,9 +27,10 @@ from cantata.server.keys import KeyRing
 )
 def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...]) -> None:
     """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard."""
+    from cantata.applications import routers
     from cantata.server.app import run_server
 
-    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines)
+    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines, routers=routers())
 
 
 @click.group("keys")

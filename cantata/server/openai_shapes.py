@@ -41,6 +41,7 @@ def turn_info(result: TurnResult) -> CantataTurnInfo:
         session=result.session,
         status=result.status,
         early=result.early.text if result.early else None,
+        merged=result.final.text if result.final else None,
         early_agent=result.early.agent if result.early else None,
         final_agent=result.final.agent if result.final else None,
         agents=[

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cantata.planner.plan import Plan
+
 # -- OpenAI: models -----------------------------------------------------------------------
 
 
@@ -81,13 +83,15 @@ class AgentSummary(BaseModel):
 
 
 class CantataTurnInfo(BaseModel):
-    """What an OpenAI response carries besides the reply, in its `cantata` field."""
+    """What an OpenAI response carries besides the reply, in its `cantata` field: both
+    replies, each in a field of its own, whatever `message.content` shows."""
 
     turn_id: int
     turn: int
     session: str
     status: str
     early: str | None
+    merged: str | None = Field(description="The final agent's reply; null if it failed.")
     early_agent: str | None
     final_agent: str | None
     agents: list[AgentSummary]
@@ -112,6 +116,85 @@ class ChatCompletion(BaseModel):
     choices: list[Choice]
     usage: Usage
     cantata: CantataTurnInfo
+
+
+# -- OpenAI: chat completion chunks (a turn as a stream) -----------------------------------
+# Serialised with `exclude_unset`: a chunk holds what its builder set, so a progress chunk
+# has an empty delta and no `usage`, and `finish_reason` is null until the last chunk.
+
+Phase = Literal["early", "separator", "merged"]
+
+
+class DeltaMessage(BaseModel):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int
+    delta: DeltaMessage
+    finish_reason: Literal["stop"] | None
+
+
+class TextInfo(BaseModel):
+    """Which reply a chunk's text belongs to. `separator` is the blank line a plain client
+    sees between the early and the merged reply; a client that draws each reply apart
+    skips it, and never has to split text."""
+
+    phase: Phase
+
+
+class TurnStartInfo(BaseModel):
+    event: Literal["turn_started"]
+    session: str
+    turn_id: int
+    done: int
+    total: int
+
+
+class ProgressInfo(BaseModel):
+    """An agent's progress: what happened, and how many of the turn's agents are done."""
+
+    event: str
+    agent: str | None
+    at_s: float
+    done: int
+    total: int
+    data: dict[str, Any] | None = Field(None, description="A conflict's details.")
+
+
+class TurnErrorInfo(BaseModel):
+    error: str | None
+    session: str
+    turn_id: int
+
+
+class StatusData(BaseModel):
+    description: str
+    done: bool
+
+
+class StatusEvent(BaseModel):
+    """Open WebUI's status line (with `X-Cantata-Status-Events: 1`)."""
+
+    type: Literal["status"]
+    data: StatusData
+
+
+ChunkInfo = TurnStartInfo | TextInfo | ProgressInfo | CantataTurnInfo | TurnErrorInfo
+
+
+class ChatCompletionChunk(BaseModel):
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+    cantata: ChunkInfo | None = Field(
+        None, description="The phase of the chunk's text, the agents' progress, and at the end the turn."
+    )
+    event: StatusEvent | None = None
 
 
 # -- REST ---------------------------------------------------------------------------------
@@ -161,6 +244,40 @@ class SessionDetail(SessionSummary):
     turn_list: list[TurnSummary]
 
 
+class Delivery(BaseModel):
+    agent: str | None
+    text: str
+    at_s: float | None = Field(description="Seconds from the turn's start.")
+
+
+class Retry(BaseModel):
+    at_s: float
+    kind: Literal["retry", "repair", "regenerate"]
+    error: str | None
+
+
+class TurnAgent(BaseModel):
+    """One agent of a turn as the timeline draws it (times in seconds from the turn's start)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    status: str
+    instance: str | None
+    queued_s: float | None
+    started_s: float | None
+    finished_s: float | None
+    attempts: int
+    retries: list[Retry]
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    output: Any
+    error: str | None
+    reads: list[str]
+    deliver: str | None
+    kind: Literal["model", "function"]
+
+
 class TurnDetail(BaseModel):
     """The same shape as `cantata run --json`, plus ids the API links by."""
 
@@ -172,9 +289,9 @@ class TurnDetail(BaseModel):
     turn: int
     status: str
     message: str
-    early: dict[str, Any] | None
-    final: dict[str, Any] | None
-    agents: list[dict[str, Any]]
+    early: Delivery | None
+    final: Delivery | None
+    agents: list[TurnAgent]
     conflicts: list[dict[str, Any]]
     started_at: float | None
     finished_at: float | None
@@ -193,6 +310,32 @@ class Blackboard(BaseModel):
     conflicts: list[dict[str, Any]]
 
 
+class InstanceHealth(BaseModel):
+    reachable: bool | None = Field(description="null: this server has not used the instance yet.")
+    error: str | None = None
+    note: str | None = None
+    serving: str | None = Field(None, description="The model the instance says it serves.")
+
+
+class InstanceLive(BaseModel):
+    queued: int = Field(0, description="Agents waiting for a slot now.")
+    running: int = Field(0, description="Agents generating now.")
+    finished: int = 0
+    failed: int = 0
+    tokens_per_s: float | None = Field(None, description="Completion tokens / generation time.")
+    first_token_s: float | None = Field(None, description="Median time from a slot to the first token.")
+    cached_share: float | None = Field(None, description="Share of prompt tokens served from the prefix cache.")
+
+
+class InstanceServer(BaseModel):
+    """What a vLLM or llama-server instance reports on its own /metrics."""
+
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    kv_cache_usage: float | None = Field(None, description="0..1")
+    prefix_cache_hit_rate: float | None = Field(None, description="Hits / queries since the server started.")
+
+
 class InstanceInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
@@ -203,15 +346,57 @@ class InstanceInfo(BaseModel):
     max_concurrency: int
     queued_now: int
     running_now: int
-    live: dict[str, Any]
-    health: dict[str, Any] | None = Field(None, description="With ?check=true: reachable, error.")
-    server: dict[str, Any] | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
+    live: InstanceLive = Field(description="The last hour's calls on this instance.")
+    health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
+    server: InstanceServer | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
 
 
 class Memory(BaseModel):
     user: str
     memory: dict[str, Any] = Field(description="Each memory agent's latest output, by pipeline and agent.")
     sessions: int
+
+
+class ExportedMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    agent: str | None
+    content: str
+
+
+class ExportedEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    status: str
+    output: Any
+    error: str | None
+    agent: str | None = Field(None, description="In `earlier_iterations` only.")
+    iteration: int | None = Field(None, description="In `earlier_iterations` only.")
+
+
+class ExportedTurn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    turn: int
+    status: str
+    messages: list[ExportedMessage]
+    blackboard: dict[str, ExportedEntry] = Field(description="Each agent's entry (a looped agent's last).")
+    earlier_iterations: list[ExportedEntry] | None = Field(None, description="A loop's earlier entries, if any.")
+
+
+class ExportedSession(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    session: str
+    pipeline: str
+    created_at: float | None
+    summary: str
+    turns: list[ExportedTurn]
+
+
+class MemoryExport(BaseModel):
+    """Everything stored about one user (GDPR-style export)."""
+
+    model_config = ConfigDict(extra="allow")
+    user: str
+    sessions: list[ExportedSession]
 
 
 class Deleted(BaseModel):
@@ -226,6 +411,12 @@ class PlanRequest(BaseModel):
     models: list[str] = Field(default_factory=list, description="[ROLE=]NAME[:QUANT], as `cantata plan --model`.")
     context: int | None = Field(None, gt=0)
     concurrency: int = Field(1, gt=0)
+
+
+class PlanResponse(BaseModel):
+    plan: Plan
+    launch: str = Field(description="The vLLM command lines, one per instance.")
+    instances_yaml: str = Field(description="The instances config for `cantata serve --config`.")
 
 
 class Health(BaseModel):

@@ -1,8 +1,9 @@
 """The serving layer: everything a route does, over the library and the store.
 
-Routes parse, call one method here and shape the answer; this module owns the runtime's
-turns (a turn is a task of its own, so a client that goes away does not cancel it),
-the per-session order, session matching, and who may see what.
+Routes parse, call one method here and return its answer; this module owns the
+runtime's turns (a turn is a task of its own, so a client that goes away does not cancel
+it), the per-session order and session matching; its read side, with who may see what,
+is `Reads` (reads.py).
 """
 
 from __future__ import annotations
@@ -10,21 +11,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from cantata import __version__
 from cantata import pipelines as bundled_pipelines
 from cantata.errors import UserError
 from cantata.events import Event
 from cantata.runtime import Cantata
 from cantata.server.errors import HTTPError
+from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
+from cantata.server.protocol import Deleted, Health, ModelCard, ModelList
+from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.spec import Pipeline, load_pipeline
-from cantata.store import SessionRow, Store, TurnRow
 from cantata.turn import TurnResult
 
 log = logging.getLogger("cantata.server")
@@ -60,38 +64,21 @@ class TurnHandle:
         raise HTTPError(500, "the turn ended before it started")
 
 
-class Service:
+class Service(Reads):
     def __init__(self, runtime: Cantata, *, extra_pipelines: Iterable[Path] = ()) -> None:
-        self.runtime = runtime
-        self.pipelines: dict[str, Pipeline] = {}
+        pipelines: dict[str, Pipeline] = {}
         for name, path in bundled_pipelines.bundled().items():
-            self.pipelines[name] = load_pipeline(path)
+            pipelines[name] = load_pipeline(path)
         for path in extra_pipelines:
             pipeline = load_pipeline(path)
-            self.pipelines[pipeline.name] = pipeline
+            pipelines[pipeline.name] = pipeline
+        super().__init__(runtime, pipelines)
         self.index = SessionIndex()
         self.locks = SessionLocks()
         self.running: set[asyncio.Task[TurnResult]] = set()
         self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
         self.metrics = Metrics(runtime.pool, lambda: len(self.running))
         self.started_at = time.time()
-
-    @property
-    def store(self) -> Store:
-        return self.runtime.store
-
-    # -- pipelines ------------------------------------------------------------------------
-
-    def pipeline(self, name: str) -> Pipeline:
-        found = self.pipelines.get(name)
-        if found is None:
-            known = ", ".join(sorted(self.pipelines))
-            raise HTTPError(400, f"unknown model '{name}'; the models are: {known}", code="model_not_found")
-        return found
-
-    def instance_of(self, alias: str) -> str | None:
-        inst = self.runtime.config.instance_for(alias)
-        return inst.name if inst else None
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -180,30 +167,30 @@ class Service:
         if self.running:
             await asyncio.wait(list(self.running), timeout=timeout_s)
 
-    # -- who may see what -----------------------------------------------------------------
+    # -- what else the routes ask ---------------------------------------------------------
 
-    def visible_user(self, principal: Principal, user: str | None) -> str:
-        """The user whose data a request reads: the caller's own, or (admin only) any."""
-        if user is None:
-            return principal.user
-        if not principal.admin and user != principal.user:
-            raise HTTPError(404, f"no user '{user}'", code="user_not_found")
-        return user
+    def models(self) -> ModelList:
+        created = int(self.started_at)
+        return ModelList(
+            data=[
+                ModelCard(id=name, created=created, description=p.spec.description)
+                for name, p in self.pipelines.items()
+            ]
+        )
 
-    def event_filter(self, principal: Principal, user: str | None) -> str | None:
-        """Whose events a stream carries: an admin's stream, unless it names a user, has everyone's."""
-        if user is None and principal.admin:
-            return None
-        return self.visible_user(principal, user)
+    def health(self, auth: Literal["keys", "open"]) -> Health:
+        return Health(version=__version__, turns_running=len(self.running), auth=auth)
 
-    async def session(self, principal: Principal, session_id: str) -> SessionRow:
-        session = await self.store.get_session(session_id)
-        if session is None or not (principal.admin or session.user_id == principal.user):
-            raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
-        return session
+    async def forget(self, principal: Principal, user: str | None) -> Deleted:
+        """Delete everything stored about the user, and what this server remembers of them."""
+        who = self.visible_user(principal, user)
+        await self.runtime.settle()  # a compaction in flight would write after the delete
+        deleted = await self.store.forget_user(who)
+        self.index.forget_user(who)
+        return Deleted(user=who, sessions_deleted=deleted)
 
-    async def turn(self, principal: Principal, turn_id: int) -> TurnRow:
-        row = await self.store.get_turn(turn_id)
-        if row is None or not (principal.admin or row.user_id == principal.user):
-            raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
-        return row
+    def events(self, seq: int, *, user_id: str | None, turn_id: int | None, follow: bool = True) -> AsyncIterator[str]:
+        """The store's events after `seq`, then (with `follow`) the live tail, as SSE text."""
+        return event_stream(
+            self.runtime.bus, self.store, seq, owners=self.owners, user_id=user_id, turn_id=turn_id, follow=follow
+        )

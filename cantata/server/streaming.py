@@ -1,26 +1,41 @@
 """A turn as an OpenAI chat-completion stream.
 
-Every `data:` line is a valid `chat.completion.chunk` (it has `choices`), so the openai
-client and its users never break: the early reply's text streams as `delta.content`,
-then a visible separator, then the merged reply, then `[DONE]`. The other agents'
-progress rides in a `cantata` field on chunks whose delta is empty. Long silences get an
-SSE comment, which clients ignore and proxies take as life.
+Every `data:` line is a `ChatCompletionChunk` (protocol.py), so the openai client and its
+users never break. The early reply's text streams as `delta.content`, then the merged
+reply; each text chunk says which reply it belongs to in `cantata.phase` ("early",
+"merged"), so a client that shows them apart never splits text. A plain client sees one
+text: the early reply, a blank line (a chunk of phase "separator"), the merged reply.
+The other agents' progress rides in `cantata` on chunks whose delta is empty. Long
+silences get an SSE comment, which clients ignore and proxies take as life.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Literal
 
 from cantata.events import Event
 from cantata.server.openai_shapes import turn_info, usage
+from cantata.server.protocol import (
+    ChatCompletionChunk,
+    ChunkChoice,
+    ChunkInfo,
+    DeltaMessage,
+    Phase,
+    ProgressInfo,
+    StatusData,
+    StatusEvent,
+    TextInfo,
+    TurnErrorInfo,
+    TurnStartInfo,
+    Usage,
+)
 from cantata.server.service import TurnHandle
 from cantata.turn import TurnResult
 
-SEPARATOR = "\n\n---\n\n"
+SEPARATOR = "\n\n"  # between the early and the merged reply, for clients that show one text
 HEARTBEAT_S = 5.0
 PROGRESS = (
     "agent_queued",
@@ -93,12 +108,8 @@ def _unicode(escape: str) -> str:
         return ""
 
 
-# Built once: json.dumps with options builds a new encoder on every call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def sse(payload: dict[str, Any]) -> str:
-    return f"data: {_encode(payload)}\n\n"
+def sse(chunk: ChatCompletionChunk) -> str:
+    return f"data: {chunk.model_dump_json(exclude_unset=True)}\n\n"
 
 
 class ChatStream:
@@ -118,26 +129,39 @@ class ChatStream:
         self.sent_early = ""
         self.text = JsonText(structured=self.structured)
 
-    def chunk(self, delta: dict[str, Any], *, finish: str | None = None, **extra: Any) -> str:
-        body: dict[str, Any] = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        body.update(extra)
+    def chunk(
+        self,
+        delta: DeltaMessage,
+        *,
+        finish: Literal["stop"] | None = None,
+        info: ChunkInfo | None = None,
+        status: StatusData | None = None,
+        used: Usage | None = None,
+    ) -> str:
+        """One chunk; only what is given is sent (besides what OpenAI requires)."""
+        body = ChatCompletionChunk(
+            id=self.id,
+            object="chat.completion.chunk",
+            created=self.created,
+            model=self.model,
+            choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
+        )
+        if info is not None:
+            body.cantata = info
+        if status is not None and self.status_events:
+            body.event = StatusEvent(type="status", data=status)
+        if used is not None:
+            body.usage = used
         return sse(body)
 
+    def text_chunk(self, text: str, phase: Phase) -> str:
+        return self.chunk(DeltaMessage(content=text), info=TextInfo(phase=phase))
+
     async def __aiter__(self) -> AsyncIterator[str]:
-        info = {
-            "session": self.session,
-            "turn_id": self.turn_id,
-            "event": "turn_started",
-            "done": 0,
-            "total": self.total,
-        }
-        yield self.chunk({"role": "assistant", "content": ""}, cantata=info)
+        start = TurnStartInfo(
+            event="turn_started", session=self.session, turn_id=self.turn_id, done=0, total=self.total
+        )
+        yield self.chunk(DeltaMessage(role="assistant", content=""), info=start)
         queue = self.handle.events
         finished = False
         while not finished:
@@ -176,7 +200,7 @@ class ChatStream:
             text = self.text.feed(str(event.data.get("text", "")))
             if text:
                 self.sent_early += text
-                out.append(self.chunk({"content": text}))
+                out.append(self.text_chunk(text, "early"))
         elif event.type == "agent_retry" and event.agent == self.early_agent:
             self.text = JsonText(structured=self.structured)  # the next attempt's text starts afresh
         elif event.type == "early_delivered":
@@ -187,42 +211,32 @@ class ChatStream:
                 rest = ("\n\n" if self.sent_early else "") + delivered
             if rest:
                 self.sent_early += rest
-                out.append(self.chunk({"content": rest}))
+                out.append(self.text_chunk(rest, "early"))
         if event.type in PROGRESS:
             if event.type in ("agent_finished", "agent_failed", "agent_skipped") and event.agent:
                 self.done.add(event.agent)
-            info: dict[str, Any] = {
-                "event": event.type,
-                "agent": event.agent,
-                "at_s": round(event.at_s, 3),
-                "done": len(self.done),
-                "total": self.total,
-            }
+            info = ProgressInfo(
+                event=event.type, agent=event.agent, at_s=round(event.at_s, 3), done=len(self.done), total=self.total
+            )
             if event.type == "conflict":
-                info["data"] = event.data
-            extra: dict[str, Any] = {"cantata": info}
-            if self.status_events:
-                extra["event"] = {
-                    "type": "status",
-                    "data": {
-                        "description": f"{event.agent}: {event.type.removeprefix('agent_')} "
-                        f"({len(self.done)}/{self.total} done)",
-                        "done": False,
-                    },
-                }
-            out.append(self.chunk({}, **extra))
+                info.data = event.data
+            status = StatusData(
+                description=f"{event.agent}: {event.type.removeprefix('agent_')} ({len(self.done)}/{self.total} done)",
+                done=False,
+            )
+            out.append(self.chunk(DeltaMessage(), info=info, status=status))
         return out
 
     def ending(self, result: TurnResult | None, error: str | None) -> list[str]:
         out: list[str] = []
         if result is not None and result.final is not None and result.final.text:
-            prefix = SEPARATOR if self.sent_early else ""
-            out.append(self.chunk({"content": prefix + result.final.text}))
-        extra: dict[str, Any] = {"cantata": {"error": error, "session": self.session, "turn_id": self.turn_id}}
+            if self.sent_early:
+                out.append(self.text_chunk(SEPARATOR, "separator"))
+            out.append(self.text_chunk(result.final.text, "merged"))
+        info: ChunkInfo = TurnErrorInfo(error=error, session=self.session, turn_id=self.turn_id)
+        used = None
         if result is not None:
-            extra["cantata"] = turn_info(result).model_dump()
-            extra["usage"] = usage(result).model_dump(exclude_none=True)
-        if self.status_events:
-            extra["event"] = {"type": "status", "data": {"description": "done", "done": True}}
-        out.append(self.chunk({}, finish="stop", **extra))
+            info, used = turn_info(result), usage(result)
+        done = StatusData(description="done", done=True)
+        out.append(self.chunk(DeltaMessage(), finish="stop", info=info, status=done, used=used))
         return out

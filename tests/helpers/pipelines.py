@@ -3,6 +3,7 @@ function agents (the `write` fixture in conftest.py is the WriteFile these take)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +25,17 @@ def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
         for key, value in options.items():
             lines.append(f"    {key}: {value!r}" if not isinstance(value, list) else f"    {key}: {value}")
     return write("instances.yaml", "\n".join(lines) + "\n")
+
+
+# A merged reply holding what a Markdown writer puts between sections: a rule line, which
+# must reach every client whole (it once split the early and the merged reply apart).
+RULED = "Before the line.\n\n---\n\nAfter the line."
+
+
+def ruled_config(write: WriteFile, **options: object) -> Path:
+    """One scripted instance whose final agents (the example pipeline's `answer`) reply RULED."""
+    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
+    return scripted_config(write, steady={**options, "replies": str(replies)})
 
 
 async def run_functions(write: WriteFile, home: Path, pipeline_yaml: str) -> tuple[TurnResult, TurnRow | None]:

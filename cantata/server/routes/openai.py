@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Header, Response
 from fastapi.responses import StreamingResponse
 
 from cantata.server.auth import Caller
+from cantata.server.deps import ServiceDep
 from cantata.server.errors import HTTPError
 from cantata.server.openai_shapes import completion
-from cantata.server.protocol import ChatCompletion, ChatRequest, ModelCard, ModelList
-from cantata.server.service import Service
+from cantata.server.protocol import ChatCompletion, ChatRequest, ModelList
 from cantata.server.streaming import ChatStream
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
 
-def _service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
 @router.get("/models", response_model=ModelList)
-async def models(request: Request, caller: Caller) -> ModelList:
-    service = _service(request)
-    created = int(service.started_at)
-    return ModelList(
-        data=[
-            ModelCard(id=name, created=created, description=p.spec.description) for name, p in service.pipelines.items()
-        ]
-    )
+async def models(service: ServiceDep, caller: Caller) -> ModelList:
+    return service.models()
 
 
 def _turn_input(body: ChatRequest) -> tuple[str, list[tuple[str, str]]]:
@@ -49,11 +38,20 @@ def _turn_input(body: ChatRequest) -> tuple[str, list[tuple[str, str]]]:
     return body.messages[last].text(), pairs
 
 
-@router.post(
-    "/chat/completions", response_model=ChatCompletion, responses={200: {"content": {"text/event-stream": {}}}}
-)
+# A stream's `data:` lines are ChatCompletionChunk objects (declared here for /openapi.json).
+STREAM: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {
+            "text/event-stream": {"schema": {"$ref": "#/components/schemas/ChatCompletionChunk"}},
+        },
+        "description": "The completion, or with `stream: true` its chunks as server-sent events.",
+    }
+}
+
+
+@router.post("/chat/completions", response_model=ChatCompletion, responses=STREAM)
 async def chat_completions(
-    request: Request,
+    service: ServiceDep,
     body: ChatRequest,
     caller: Caller,
     response: Response,
@@ -61,7 +59,6 @@ async def chat_completions(
     x_cantata_busy: Annotated[str | None, Header()] = None,
     x_cantata_status_events: Annotated[str | None, Header()] = None,
 ) -> ChatCompletion | StreamingResponse:
-    service = _service(request)
     pipeline = service.pipeline(body.model)
     message, history = _turn_input(body)
     if x_cantata_busy not in (None, "wait", "reject"):

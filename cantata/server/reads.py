@@ -1,0 +1,229 @@
+"""What the REST API reads, and who may see what: the Service's read side.
+
+Each method answers one route with its protocol model, so routes stay a line or two and
+never reach into the store, the pool or the config themselves. The Service (service.py)
+adds the turns the server runs; this half only reads (and checks access)."""
+
+from __future__ import annotations
+
+import time
+
+from cantata.errors import CantataError
+from cantata.figures import live_figures
+from cantata.planner.catalog import load_catalog, parse_model_arg
+from cantata.planner.emit import emit_vllm, instances_yaml
+from cantata.planner.hardware import resolve_hardware
+from cantata.planner.plan import make_plan
+from cantata.pool import Instance
+from cantata.runtime import Cantata
+from cantata.server.dag import pipeline_info
+from cantata.server.errors import HTTPError
+from cantata.server.keys import Principal
+from cantata.server.protocol import (
+    Blackboard,
+    BlackboardEntry,
+    InstanceHealth,
+    InstanceInfo,
+    InstanceLive,
+    InstanceServer,
+    Memory,
+    MemoryExport,
+    PipelineInfo,
+    PlanRequest,
+    PlanResponse,
+    SessionDetail,
+    SessionSummary,
+    TurnDetail,
+    TurnSummary,
+)
+from cantata.server.timeline import turn_detail
+from cantata.server_metrics import scrape
+from cantata.spec import Pipeline
+from cantata.store import SessionRow, Store, TurnRow
+
+LIVE_WINDOW_S = 3600.0  # the instances' live figures cover the last hour
+EVERY_TURN = 2**62  # `latest_outputs` before this: every turn there is
+
+
+class Reads:
+    """The reads of one server, over its runtime and the pipelines it serves."""
+
+    def __init__(self, runtime: Cantata, pipelines: dict[str, Pipeline]) -> None:
+        self.runtime = runtime
+        self.pipelines = pipelines
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    # -- who may see what -----------------------------------------------------------------
+
+    def visible_user(self, principal: Principal, user: str | None) -> str:
+        """The user whose data a request reads: the caller's own, or (admin only) any."""
+        if user is None:
+            return principal.user
+        if not principal.admin and user != principal.user:
+            raise HTTPError(404, f"no user '{user}'", code="user_not_found")
+        return user
+
+    def event_filter(self, principal: Principal, user: str | None) -> str | None:
+        """Whose events a stream carries: an admin's stream, unless it names a user, has everyone's."""
+        if user is None and principal.admin:
+            return None
+        return self.visible_user(principal, user)
+
+    async def session(self, principal: Principal, session_id: str) -> SessionRow:
+        session = await self.store.get_session(session_id)
+        if session is None or not (principal.admin or session.user_id == principal.user):
+            raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
+        return session
+
+    async def turn(self, principal: Principal, turn_id: int) -> TurnRow:
+        row = await self.store.get_turn(turn_id)
+        if row is None or not (principal.admin or row.user_id == principal.user):
+            raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
+        return row
+
+    # -- pipelines ------------------------------------------------------------------------
+
+    def pipeline(self, name: str) -> Pipeline:
+        """The pipeline a chat request names as its model (400 if none: a client's mistake)."""
+        found = self.pipelines.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.pipelines))
+            raise HTTPError(400, f"unknown model '{name}'; the models are: {known}", code="model_not_found")
+        return found
+
+    def pipeline_info(self, name: str) -> PipelineInfo:
+        """A pipeline's DAG with the instance each agent's model alias is bound to (404 if none)."""
+        found = self.pipelines.get(name)
+        if found is None:
+            raise HTTPError(404, f"no pipeline '{name}'", code="pipeline_not_found")
+        bound = {}
+        for agent in found.spec.agents:
+            instance = self.runtime.config.instance_for(agent.model)
+            bound[agent.model] = instance.name if instance else None
+        return pipeline_info(found, bound)
+
+    def pipeline_infos(self) -> list[PipelineInfo]:
+        return [self.pipeline_info(name) for name in self.pipelines]
+
+    # -- sessions and turns ---------------------------------------------------------------
+
+    async def sessions(self, principal: Principal, user: str | None) -> list[SessionSummary]:
+        rows = await self.store.sessions(self.visible_user(principal, user))
+        return [
+            SessionSummary(
+                id=s.id, user=s.user_id, pipeline=s.pipeline, created_at=s.created_at, turns=s.turns, summary=s.summary
+            )
+            for s in rows
+        ]
+
+    async def session_detail(self, principal: Principal, session_id: str) -> SessionDetail:
+        row = await self.session(principal, session_id)
+        turns = await self.store.turns(session_id)
+        summary, _ = await self.store.session_summary(session_id)
+        return SessionDetail(
+            id=row.id,
+            user=row.user_id,
+            pipeline=row.pipeline,
+            turns=len(turns),
+            summary=summary,
+            turn_list=[
+                TurnSummary(
+                    turn_id=t.id,
+                    number=t.number,
+                    session=t.session_id,
+                    status=t.status,
+                    started_at=t.started_at,
+                    finished_at=t.finished_at,
+                    message=t.message,
+                    reply=t.replies[-1][1] if t.replies else None,
+                )
+                for t in turns
+            ],
+        )
+
+    async def turn_detail(self, principal: Principal, turn_id: int) -> TurnDetail:
+        row = await self.turn(principal, turn_id)
+        events = await self.store.events(turn_id)
+        entries = await self.store.entries(turn_id)
+        return TurnDetail.model_validate(turn_detail(row, events, entries, self.pipelines.get(row.pipeline)))
+
+    async def blackboard(self, principal: Principal, turn_id: int) -> Blackboard:
+        await self.turn(principal, turn_id)
+        events = await self.store.events(turn_id)
+        entries = await self.store.entries(turn_id)
+        return Blackboard(
+            turn_id=turn_id,
+            entries=[
+                BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error)
+                for e in entries.values()
+            ],
+            conflicts=[e.data for e in events if e.type == "conflict"],
+        )
+
+    # -- instances ------------------------------------------------------------------------
+
+    async def instances(self, *, check: bool) -> list[InstanceInfo]:
+        live = await live_figures(self.store, since_wall=time.time() - LIVE_WINDOW_S)
+        rows = []
+        for inst in self.runtime.config.instances:
+            running = self.runtime.pool.instances.get(inst.name)
+            row = InstanceInfo(
+                name=inst.name,
+                backend=inst.backend,
+                model=inst.model,
+                url=inst.url,
+                serves=list(inst.serves),
+                max_concurrency=inst.concurrency(),
+                queued_now=running.stats.queued if running else 0,
+                running_now=running.stats.running if running else 0,
+                live=InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive(),
+            )
+            if check:
+                row.health = await _health(running)
+                if inst.backend == "openai" and inst.url:
+                    server = await scrape(inst.url)
+                    row.server = InstanceServer.model_validate(server.as_json()) if server else None
+            rows.append(row)
+        return rows
+
+    # -- memory ---------------------------------------------------------------------------
+
+    async def memory(self, principal: Principal, user: str | None) -> Memory:
+        who = self.visible_user(principal, user)
+        found: dict[str, dict[str, object]] = {}
+        for name, p in self.pipelines.items():
+            latest = await self.store.latest_outputs(who, p.memory_agents, before_turn=EVERY_TURN)
+            if latest:
+                found[name] = {agent: {"turn_id": e.turn_id, "output": e.output} for agent, e in latest.items()}
+        count = len(await self.store.sessions(who))
+        return Memory(user=who, memory=found, sessions=count)
+
+    async def export(self, principal: Principal, user: str | None) -> MemoryExport:
+        return MemoryExport.model_validate(await self.store.export_user(self.visible_user(principal, user)))
+
+    # -- plans ----------------------------------------------------------------------------
+
+    def plan(self, body: PlanRequest) -> PlanResponse:
+        pipeline = self.pipelines.get(body.pipeline)
+        if pipeline is None:
+            raise HTTPError(400, f"unknown pipeline '{body.pipeline}'; known: {', '.join(self.pipelines)}")
+        catalog = load_catalog()
+        forced = [parse_model_arg(m, catalog) for m in body.models]
+        target = resolve_hardware(body.hardware)
+        result = make_plan(
+            pipeline, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
+        )
+        return PlanResponse(plan=result, launch=emit_vllm(result), instances_yaml=instances_yaml(result))
+
+
+async def _health(instance: Instance | None) -> InstanceHealth:
+    if instance is None:
+        return InstanceHealth(reachable=None, note="not used by this server yet")
+    try:
+        info = await instance.backend.check()
+    except CantataError as exc:
+        return InstanceHealth(reachable=False, error=str(exc))
+    return InstanceHealth(reachable=True, serving=info.model)
