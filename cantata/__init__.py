@@ -33,9 +33,10 @@ from cantata.errors import (
 if TYPE_CHECKING:
     from cantata.config import InstanceConfig, InstancesConfig, load_config
     from cantata.events import Event
+    from cantata.loader import Pipeline, load_pipeline
     from cantata.nodes import CheckContext, FunctionContext
     from cantata.runtime import Cantata
-    from cantata.spec import AgentSpec, Pipeline, PipelineSpec, load_pipeline
+    from cantata.spec import AgentSpec, PipelineSpec
     from cantata.turn import AgentResult, Delivery, TurnResult
 
 __version__ = "0.1.0"
@@ -43,8 +44,8 @@ __version__ = "0.1.0"
 # Name -> the module that defines it, imported when the name is first used.
 _LAZY = {
     "Cantata": "cantata.runtime",
-    "load_pipeline": "cantata.spec",
-    "Pipeline": "cantata.spec",
+    "load_pipeline": "cantata.loader",
+    "Pipeline": "cantata.loader",
     "PipelineSpec": "cantata.spec",
     "AgentSpec": "cantata.spec",
     "FunctionContext": "cantata.nodes",

@@ -1,13 +1,17 @@
-"""Pipelines that ship with Cantata, found by name; anything else is a path to a YAML file."""
+"""Pipelines that ship with Cantata (cantata/pipelines/), found by name; anything else is a
+path to a YAML file.
+
+It lives beside the loader, not in `cantata.pipelines`: the CLI, the server and the planner
+find pipelines by name, and the bundled pipelines sit above them all."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from cantata.errors import UserError
-from cantata.spec import Pipeline, load_pipeline
+from cantata.loader import Pipeline, load_pipeline
 
-BUNDLED_DIR = Path(__file__).parent
+BUNDLED_DIR = Path(__file__).parent / "pipelines"
 
 
 def bundled() -> dict[str, Path]:

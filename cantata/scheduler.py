@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 from cantata.blackboard import Blackboard
 from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
+from cantata.loader import Pipeline
 from cantata.nodes import FunctionContext, ModelCall, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
-from cantata.spec import AgentSpec, LoopSpec, Pipeline
+from cantata.spec import AgentSpec, LoopSpec
 from cantata.store import EntryRow, SessionRow, Store, TurnContext
 from cantata.structured import reply_text
 from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from cantata import pipelines
+from cantata import bundled as pipelines
+from cantata import sandbox
 from cantata.config import load_config
 from cantata.events import Event
-from cantata.factory import registry, sandbox
+from cantata.factory import registry
+from cantata.loader import load_pipeline
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
 from cantata.pipelines.factory.roles import refusal
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile
 
 CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"

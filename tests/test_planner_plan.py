@@ -13,13 +13,13 @@ import yaml
 from click.testing import CliRunner, Result
 
 from cantata.config import InstancesConfig
+from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.cli import plan as plan_command
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import Plan, PlanInfeasible, make_plan
 from cantata.planner.speed import Engine
-from cantata.spec import load_pipeline
 
 DATA = Path(__file__).parent / "data" / "planner"
 FACTORY = DATA / "factory.yaml"
@@ -344,7 +344,7 @@ def test_the_table_shows_instances_gpus_roles_and_times() -> None:
 
 
 def test_a_bundled_pipeline_is_found_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import cantata.pipelines as bundled
+    import cantata.bundled as bundled
 
     (tmp_path / "coaching").mkdir()
     shutil.copy(COACHING, tmp_path / "coaching" / "pipeline.yaml")

@@ -242,7 +242,7 @@ def test_refs_are_followed_the_same_way_by_prompts_and_the_scripted_backend() ->
 
 
 def test_an_unresolvable_ref_is_rejected_at_load(write: WriteFile) -> None:
-    from cantata.spec import load_pipeline
+    from cantata.loader import load_pipeline
 
     path = write(
         "p.yaml",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.errors import CantataError, UserError
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_compose, emit_vllm, instances_yaml

@@ -19,13 +19,14 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from cantata.errors import UserError
+from cantata.loader import Pipeline
 from cantata.planner.catalog import NEED_BENCHMARK, PROXY_DISCOUNT, Benchmark, Catalog, ModelChoice, load_catalog
 from cantata.planner.hardware import Hardware, profile, profile_names
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_token, kv_replication, weight_bytes
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
 from cantata.planner.speed import TurnTiming
 from cantata.planner.workload import Workload
-from cantata.spec import Need, Pipeline
+from cantata.spec import Need
 
 BASE_PORT = 8000
 

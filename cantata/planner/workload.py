@@ -10,7 +10,8 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
-from cantata.spec import AgentSpec, Need, Pipeline
+from cantata.loader import Pipeline
+from cantata.spec import AgentSpec, Need
 
 # Defaults for what a spec leaves unsaid (see AgentSpec.prompt_tokens/output_tokens):
 # the prompt is the shared briefing (the pipeline's budget), the role's own part, and

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.errors import UserError
 from cantata.events import Event
+from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.server.errors import HTTPError
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
 from cantata.server.sessions import SessionIndex, SessionLocks
-from cantata.spec import Pipeline, load_pipeline
 from cantata.store import SessionRow, Store, TurnRow
 from cantata.turn import TurnResult
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cantata.spec import Pipeline
+from cantata.loader import Pipeline
 from cantata.store import EntryRow, StoredEvent, TurnRow
 
 
