@@ -32,9 +32,9 @@ from cantata.errors import (
 
 if TYPE_CHECKING:
     from cantata.config import InstanceConfig, InstancesConfig, load_config
+    from cantata.context import CheckContext, FunctionContext, Runtime, ScratchRuntime
     from cantata.events import Event
     from cantata.loader import Pipeline, load_pipeline
-    from cantata.nodes import CheckContext, FunctionContext
     from cantata.runtime import Cantata
     from cantata.spec import AgentSpec, PipelineSpec
     from cantata.turn import AgentResult, Delivery, TurnResult
@@ -48,8 +48,10 @@ _LAZY = {
     "Pipeline": "cantata.loader",
     "PipelineSpec": "cantata.spec",
     "AgentSpec": "cantata.spec",
-    "FunctionContext": "cantata.nodes",
-    "CheckContext": "cantata.nodes",
+    "FunctionContext": "cantata.context",
+    "CheckContext": "cantata.context",
+    "Runtime": "cantata.context",
+    "ScratchRuntime": "cantata.context",
     "TurnResult": "cantata.turn",
     "AgentResult": "cantata.turn",
     "Delivery": "cantata.turn",
@@ -73,6 +75,8 @@ __all__ = [
     # What a pipeline's functions, shortcuts and checks receive, and may raise
     "FunctionContext",
     "CheckContext",
+    "Runtime",
+    "ScratchRuntime",
     "Rejected",
     "Skip",
     # What a turn returns, and what it reports while it runs

@@ -21,8 +21,8 @@ def test_star_import_gives_the_exported_names() -> None:
 
 
 def test_exports_are_the_library_objects() -> None:
+    from cantata.context import FunctionContext
     from cantata.loader import load_pipeline
-    from cantata.nodes import FunctionContext
     from cantata.runtime import Cantata
 
     assert cantata.Cantata is Cantata
