@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from cantata.dag import topological_order
 from cantata.errors import SpecError
 from cantata.pipeline_modules import import_module
 from cantata.sandbox import sandboxed_function
@@ -109,7 +108,7 @@ class Pipeline:
     @cached_property
     def order(self) -> list[str]:
         """A topological order (ties in file order)."""
-        return topological_order({a.name: a.reads for a in self.spec.agents})
+        return self.spec.agent_order()
 
     @cached_property
     def looped(self) -> frozenset[str]:
@@ -117,7 +116,7 @@ class Pipeline:
         return frozenset(self.spec.loop.agents) if self.spec.loop else frozenset()
 
     def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
-        return next((a for a in self.spec.agents if a.deliver == kind), None)
+        return self.spec.deliverer(kind)
 
     @cached_property
     def preamble(self) -> str:

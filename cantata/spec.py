@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cantata.dag import find_cycle
+from cantata.dag import find_cycle, topological_order
 from cantata.errors import SpecError
 from cantata.yamlsource import DataSource, Loc, Source, describe_validation_error, dump_yaml, load_yaml
 
@@ -144,6 +144,13 @@ class PipelineSpec(BaseModel):
         """Write the spec as YAML; prompt and schema files it names stay names, relative
         to the folder written to."""
         Path(path).write_text(self.to_yaml(), encoding="utf-8")
+
+    def agent_order(self) -> list[str]:
+        """A topological order of the agents (ties in file order)."""
+        return topological_order({a.name: a.reads for a in self.agents})
+
+    def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
+        return next((a for a in self.agents if a.deliver == kind), None)
 
 
 def pipeline_json_schema() -> dict[str, Any]:

@@ -33,7 +33,10 @@ def run(*args: str) -> Result:
 def planned(pipeline: Path, hardware: str, *models: str, **options: Any) -> Plan:
     catalog = load_catalog()
     return make_plan(
-        load_pipeline(pipeline), resolve_hardware(hardware), [parse_model_arg(m, catalog) for m in models], **options
+        load_pipeline(pipeline).spec,
+        resolve_hardware(hardware),
+        [parse_model_arg(m, catalog) for m in models],
+        **options,
     )
 
 
@@ -154,7 +157,7 @@ def test_a_model_larger_than_any_node_runs_pipeline_parallel_across_nodes() -> N
         nodes=[Node(index=i, gpus=[GPU(node=i, index=0, spec=a40)]) for i in range(2)],
     )
     catalog = load_catalog()
-    plan = make_plan(load_pipeline(COACHING), two_boxes, [parse_model_arg("qwen3-32b:bf16", catalog)])
+    plan = make_plan(load_pipeline(COACHING).spec, two_boxes, [parse_model_arg("qwen3-32b:bf16", catalog)])
     (inst,) = plan.instances
     assert (inst.tensor_parallel, inst.pipeline_parallel) == (1, 2)
     assert inst.gpus == ["n0:0", "n1:0"]

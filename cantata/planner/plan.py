@@ -19,14 +19,13 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from cantata.errors import UserError
-from cantata.loader import Pipeline
 from cantata.planner.catalog import NEED_BENCHMARK, PROXY_DISCOUNT, Benchmark, Catalog, ModelChoice, load_catalog
 from cantata.planner.hardware import Hardware, profile, profile_names
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_token, kv_replication, weight_bytes
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
 from cantata.planner.speed import TurnTiming
 from cantata.planner.workload import Workload
-from cantata.spec import Need
+from cantata.spec import Need, PipelineSpec
 
 BASE_PORT = 8000
 
@@ -126,7 +125,7 @@ class Plan(BaseModel):
 
 
 def make_plan(
-    pipeline: Pipeline,
+    spec: PipelineSpec,
     hardware: Hardware,
     forced: list[ModelChoice] | None = None,
     context: int | None = None,
@@ -134,7 +133,7 @@ def make_plan(
     catalog: Catalog | None = None,
 ) -> Plan:
     catalog = catalog or load_catalog()
-    workload = Workload(pipeline)
+    workload = Workload(spec)
     forced = forced or []
     _check_arguments(workload, forced, context, concurrency)
     planner = Planner(workload, hardware, catalog, forced, context, concurrency)

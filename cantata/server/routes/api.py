@@ -224,7 +224,7 @@ async def plan(request: Request, body: PlanRequest, caller: Caller) -> dict[str,
         forced = [parse_model_arg(m, catalog) for m in body.models]
         target = resolve_hardware(body.hardware)
         result = make_plan(
-            pipeline, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
+            pipeline.spec, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
         )
     except CantataError:
         raise
