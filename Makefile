@@ -51,6 +51,7 @@ test: system-packages $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	@echo ">> The fast suite first, so that a failure shows early; then real models, servers and a browser."
 	$(BIN)/pytest
 	$(BIN)/pytest -m "embedded or server or browser"

@@ -21,11 +21,12 @@ from pathlib import Path
 
 from cantata.backends.base import CompletionRequest, Message
 from cantata.backends.embedded import EmbeddedBackend
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG, InstanceConfig
 from cantata.events import Event
-from cantata.pipelines import load as load_bundled
+from cantata.loader import Pipeline
 from cantata.runtime import Cantata
-from cantata.spec import Pipeline, PipelineSpec
+from cantata.spec import PipelineSpec
 
 MESSAGES = [
     "I keep saying I'll go to the gym every morning but end up scrolling until nine.",

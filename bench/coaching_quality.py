@@ -28,8 +28,8 @@ from pathlib import Path
 
 import yaml
 
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG
-from cantata.pipelines import load as load_bundled
 from cantata.pipelines.coaching.miti import count
 from cantata.pipelines.coaching.safety import at_least_high, detect_blocked
 from cantata.runtime import Cantata

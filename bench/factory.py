@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG
 from cantata.events import Event
 from cantata.factory.run import task_json, with_max_iterations
-from cantata.pipelines import load as load_bundled
 from cantata.runtime import Cantata
 
 REQUESTS = [

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from cantata.config import InstanceConfig, InstancesConfig
+from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import Pipeline, load_pipeline
 from cantata.store import SqliteStore
 
 LATENCY = {"coach": 0.4, "shadow": 0.3, "persona": 0.5, "plasticity": 0.3, "stability": 0.4, "synth": 0.3}

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from overhead import LATENCY, config, critical_path, write_pipeline  # noqa: E402
 
+from cantata.loader import load_pipeline  # noqa: E402
 from cantata.runtime import Cantata  # noqa: E402
-from cantata.spec import load_pipeline  # noqa: E402
 from tests.helpers.servers import free_port  # noqa: E402
 
 SESSIONS = 200

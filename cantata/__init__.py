@@ -32,10 +32,11 @@ from cantata.errors import (
 
 if TYPE_CHECKING:
     from cantata.config import InstanceConfig, InstancesConfig, load_config
+    from cantata.context import CheckContext, FunctionContext, Runtime, ScratchRuntime
     from cantata.events import Event
-    from cantata.nodes import CheckContext, FunctionContext
+    from cantata.loader import Pipeline, load_pipeline
     from cantata.runtime import Cantata
-    from cantata.spec import AgentSpec, Pipeline, PipelineSpec, load_pipeline
+    from cantata.spec import AgentSpec, PipelineSpec
     from cantata.turn import AgentResult, Delivery, TurnResult
 
 __version__ = "0.1.0"
@@ -43,12 +44,14 @@ __version__ = "0.1.0"
 # Name -> the module that defines it, imported when the name is first used.
 _LAZY = {
     "Cantata": "cantata.runtime",
-    "load_pipeline": "cantata.spec",
-    "Pipeline": "cantata.spec",
+    "load_pipeline": "cantata.loader",
+    "Pipeline": "cantata.loader",
     "PipelineSpec": "cantata.spec",
     "AgentSpec": "cantata.spec",
-    "FunctionContext": "cantata.nodes",
-    "CheckContext": "cantata.nodes",
+    "FunctionContext": "cantata.context",
+    "CheckContext": "cantata.context",
+    "Runtime": "cantata.context",
+    "ScratchRuntime": "cantata.context",
     "TurnResult": "cantata.turn",
     "AgentResult": "cantata.turn",
     "Delivery": "cantata.turn",
@@ -72,6 +75,8 @@ __all__ = [
     # What a pipeline's functions, shortcuts and checks receive, and may raise
     "FunctionContext",
     "CheckContext",
+    "Runtime",
+    "ScratchRuntime",
     "Rejected",
     "Skip",
     # What a turn returns, and what it reports while it runs

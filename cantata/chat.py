@@ -10,8 +10,8 @@ from typing import IO
 
 from cantata.errors import UserError
 from cantata.events import Event
+from cantata.loader import Pipeline
 from cantata.runtime import Cantata
-from cantata.spec import Pipeline
 
 HELP = "Commands: /new (new session), /memory (what Cantata keeps about you), /forget (delete it), /quit"
 

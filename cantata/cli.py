@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.chat import run_chat
 from cantata.config import cantata_home, load_config
 from cantata.errors import CantataError
@@ -23,10 +23,11 @@ from cantata.factory import registry
 from cantata.factory.cli import agents, with_store
 from cantata.factory.run import factory
 from cantata.instances import instances_report
+from cantata.loader import Pipeline, load_pipeline
 from cantata.planner.cli import plan
 from cantata.runtime import DEFAULT_USER, Cantata
 from cantata.server.cli import keys, serve
-from cantata.spec import Pipeline, load_pipeline, pipeline_json_schema
+from cantata.spec import pipeline_json_schema
 from cantata.turn import TurnResult
 
 

@@ -13,9 +13,9 @@ from contextlib import aclosing
 
 from cantata.backends.base import CompletionRequest, Message
 from cantata.errors import BackendError
+from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing
-from cantata.spec import Pipeline
 from cantata.store.base import PastTurn, SessionRow, Store
 
 # Compact when the recent turns fill more than half the budget (the new message, memory

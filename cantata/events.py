@@ -23,12 +23,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from cantata.errors import StoreError
-
-if TYPE_CHECKING:
-    from cantata.store.base import Store
 
 EventType = Literal[
     "turn_started",
@@ -141,6 +138,15 @@ class Subscription:
         self._bus.unsubscribe(self)
 
 
+class EventSink(Protocol):
+    """What the bus needs of a store: record an event, and say when recorded ones are
+    committed (their `seq` set). Every Store is one; the bus knows nothing else of it."""
+
+    def record_event(self, event: Event) -> None: ...
+
+    def on_commit(self, callback: Callable[[list[Event]], None]) -> None: ...
+
+
 class EventBus:
     """Publishes events to listeners (synchronously, in order) and to bounded subscribers.
 
@@ -152,10 +158,10 @@ class EventBus:
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
         self._subscribers: list[Subscription] = []
-        self._store: Store | None = None
+        self._store: EventSink | None = None
         self._outbox: deque[Event] = deque()
 
-    def attach(self, store: Store) -> None:
+    def attach(self, store: EventSink) -> None:
         self._store = store
         store.on_commit(lambda _events: self._release())
 

@@ -14,12 +14,12 @@ import inspect
 import logging
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.context import CheckContext, FunctionContext
 from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected, Skip
 from cantata.pool import Instance, rank
 from cantata.spec import AgentSpec
@@ -28,46 +28,8 @@ from cantata.structured import OutputContract, repair_instruction
 from cantata.threads import run_in_thread
 from cantata.turn import AgentResult
 
-if TYPE_CHECKING:
-    from cantata.runtime import Cantata
-
 Emit = Callable[..., None]
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class FunctionContext:
-    """What a `function:` agent receives: the turn so far, as plain data."""
-
-    message: str
-    user: str
-    session: str
-    turn: int
-    inputs: dict[str, Any]  # outputs of the agents it reads that succeeded
-    missing: list[str]  # agents it reads that failed or were skipped
-    memory: dict[str, Any]  # latest earlier outputs of the agents it lists under `memory`
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
-    # What the caller of the turn passed (`run_turn(..., options=...)`), e.g. the factory's --force.
-    options: dict[str, Any] = field(default_factory=dict)
-    # The runtime running the turn, for functions that run turns of their own (the factory's
-    # tester runs the agent it tests on the same instances) or deploy what they made.
-    runtime: Cantata | None = None
-    turn_id: int = 0  # the turn's id in the store (`turn` is its number in the session)
-    iteration: int = 0  # within a pipeline's loop: 1, 2, ...
-
-    def conflict(self, **details: Any) -> None:
-        """Record a contradiction between agents; it is stored, emitted and shown in the turn."""
-        self.conflicts.append(details)
-
-
-@dataclass
-class CheckContext(FunctionContext):
-    """What an agent's `check` receives: the turn so far plus the model's validated reply."""
-
-    output: Any = None  # None when the regenerated reply did not even validate
-    last_chance: bool = False  # True after the one regeneration: return a safe output, do not raise
-    instance: str = ""  # the instance that served the reply, and its `model` string: a check may
-    model: str | None = None  # trust a model's judgement according to the model (coaching's risk cap)
 
 
 async def call_user(fn: Callable[..., Any], ctx: FunctionContext, timeout_s: float, *, what: str, agent: str) -> Any:

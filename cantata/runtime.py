@@ -14,9 +14,9 @@ from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import InstancesConfig, cantata_home
 from cantata.errors import UserError
 from cantata.events import Event, EventBus, Listener
+from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.scheduler import TurnRunner
-from cantata.spec import Pipeline
 from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
 

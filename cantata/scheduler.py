@@ -13,21 +13,20 @@ import asyncio
 import time
 from collections.abc import Awaitable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cantata.blackboard import Blackboard
+from cantata.context import FunctionContext, Runtime
 from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
-from cantata.nodes import FunctionContext, ModelCall, run_function
+from cantata.loader import Pipeline
+from cantata.nodes import ModelCall, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
-from cantata.spec import AgentSpec, LoopSpec, Pipeline
+from cantata.spec import AgentSpec, LoopSpec
 from cantata.store import EntryRow, SessionRow, Store, TurnContext
 from cantata.structured import reply_text
 from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
-
-if TYPE_CHECKING:
-    from cantata.runtime import Cantata
 
 UNTIL_TIMEOUT_S = 30.0
 
@@ -47,7 +46,7 @@ class TurnRunner:
         context: TurnContext,
         resumed: bool = False,
         options: dict[str, Any] | None = None,
-        runtime: Cantata | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         self.options = options or {}
         self.runtime = runtime

@@ -1,15 +1,15 @@
 """Pipeline specs: the YAML a user writes, its pydantic models, and the DAG derived from it.
 
-Everything that can be checked without running a model is checked here, at load, and
-reported as `SpecError("pipeline.yaml:14: ...")` naming the file, the line and the fix;
-a pipeline built as data (`from_dict`) gets the same checks, naming the place in the data.
+Everything that can be checked without running a model or reading another file is checked
+here, and reported as `SpecError("pipeline.yaml:14: ...")` naming the file, the line and the
+fix; a pipeline built as data (`from_dict`) gets the same checks, naming the place in the
+data. This module is data only: making a spec runnable (prompt files, output models,
+functions) is `loader.py`'s work.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
-from functools import cached_property
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,8 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cantata.dag import find_cycle, topological_order
 from cantata.errors import SpecError
-from cantata.pipeline_modules import import_module
-from cantata.structured import OutputContract, contract_from_model, contract_from_schema
 from cantata.yamlsource import DataSource, Loc, Source, describe_validation_error, dump_yaml, load_yaml
 
 Need = Literal["reasoning", "code", "tool_use", "chat"]
@@ -128,12 +126,12 @@ class PipelineSpec(BaseModel):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineSpec:
         """Errors name the place in the data: "agents[2].reads[0]: ..."."""
-        return _checked_spec(DataSource(data))
+        return validated_spec(DataSource(data))
 
     @classmethod
     def from_file(cls, path: Path | str) -> PipelineSpec:
         """Errors name the file and line: "pipeline.yaml:14: ..."."""
-        return _checked_spec(load_yaml(Path(path), SpecError))
+        return validated_spec(load_yaml(Path(path), SpecError))
 
     def to_dict(self) -> dict[str, Any]:
         """The keys a user would write: values left at their defaults are left out."""
@@ -147,171 +145,34 @@ class PipelineSpec(BaseModel):
         to the folder written to."""
         Path(path).write_text(self.to_yaml(), encoding="utf-8")
 
-
-class Pipeline:
-    """A loaded, checked pipeline: the spec plus what was resolved from it."""
-
-    def __init__(
-        self,
-        spec: PipelineSpec,
-        *,
-        path: Path | None,
-        prompts: dict[str, str],
-        contracts: dict[str, OutputContract | None],
-        functions: dict[str, Callable[..., Any]],
-        shortcuts: dict[str, Callable[..., Any]] | None = None,
-        checks: dict[str, Callable[..., Any]] | None = None,
-        until: Callable[..., Any] | None = None,
-    ) -> None:
-        self.spec = spec
-        self.until = until  # the loop's stop condition
-        self.shortcuts = shortcuts or {}
-        self.checks = checks or {}
-        self.path = path
-        self.prompts = prompts
-        self.contracts = contracts
-        self.functions = functions
-        self.agents = {a.name: a for a in spec.agents}
-
-    @classmethod
-    def from_file(cls, path: Path | str) -> Pipeline:
-        """Load a pipeline YAML; prompt files, schema files and modules beside it are found."""
-        path = Path(path)
-        source = load_yaml(path, SpecError)
-        return _resolve(_checked_spec(source), source, base=path.parent, path=path)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Pipeline:
-        """A pipeline from plain data; `base` is the folder its relative prompt and schema
-        files and its own modules are found in (default: the current directory)."""
-        source = DataSource(data)
-        return _resolve(_checked_spec(source), source, base=base or Path.cwd(), path=None)
-
-    @classmethod
-    def from_spec(cls, spec: PipelineSpec, *, base: Path | None = None) -> Pipeline:
-        """A pipeline from a spec built in Python (checked here like any other)."""
-        source = DataSource(spec.to_dict())
-        _check_graph(spec, source)
-        _check_loop(spec, source)
-        return _resolve(spec, source, base=base or Path.cwd(), path=None)
-
-    def to_file(self, path: Path | str, *, prompt_files: bool = False) -> None:
-        """Write the pipeline as YAML that loads on its own wherever it is written: prompts
-        inline (or, with `prompt_files`, as prompts/NAME.md beside it) and schema files
-        inline. Dotted paths stay dotted paths: modules beside the old YAML are not copied."""
-        path = Path(path)
-        agents = []
-        for agent in self.spec.agents:
-            changes: dict[str, Any] = {}
-            if agent.name in self.prompts:
-                changes["prompt"] = self.prompts[agent.name]
-                # A one-line prompt such as "Summarise notes.md" would read back as a file name.
-                if prompt_files or _names_prompt_file(self.prompts[agent.name]):
-                    changes["prompt"] = f"prompts/{agent.name}.md"
-                    (path.parent / "prompts").mkdir(parents=True, exist_ok=True)
-                    (path.parent / changes["prompt"]).write_text(self.prompts[agent.name], encoding="utf-8")
-            contract = self.contracts.get(agent.name)
-            if isinstance(agent.output, str) and agent.output.endswith(".json") and contract is not None:
-                changes["output"] = contract.schema
-            agents.append(agent.model_copy(update=changes))
-        self.spec.model_copy(update={"agents": agents}).to_file(path)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @cached_property
-    def readers(self) -> dict[str, list[str]]:
-        """Who reads each agent: the DAG's edges, pointing downstream."""
-        out: dict[str, list[str]] = {name: [] for name in self.agents}
-        for agent in self.spec.agents:
-            for upstream in agent.reads:
-                out[upstream].append(agent.name)
-        return out
-
-    @cached_property
-    def order(self) -> list[str]:
-        """A topological order (ties in file order)."""
-        return topological_order({a.name: a.reads for a in self.spec.agents})
-
-    @cached_property
-    def looped(self) -> frozenset[str]:
-        """The agents of the loop, if the pipeline has one."""
-        return frozenset(self.spec.loop.agents) if self.spec.loop else frozenset()
+    def agent_order(self) -> list[str]:
+        """A topological order of the agents (ties in file order)."""
+        return topological_order({a.name: a.reads for a in self.agents})
 
     def deliverer(self, kind: Literal["early", "final"]) -> AgentSpec | None:
-        return next((a for a in self.spec.agents if a.deliver == kind), None)
-
-    @cached_property
-    def preamble(self) -> str:
-        """The start of every briefing: the pipeline's text, plus the team section if asked for."""
-        if not self.spec.team_briefing:
-            return self.spec.briefing
-        roles = [f"### {a.name}\n{self.prompts[a.name].strip()}" for a in self.spec.agents if not a.is_function]
-        team = "## The team\nWhat each member does; you will be told which member you are.\n\n" + "\n\n".join(roles)
-        return f"{self.spec.briefing.strip()}\n\n{team}"
-
-    @cached_property
-    def memory_agents(self) -> list[str]:
-        """Agents whose past outputs go into the shared briefing (union over all agents)."""
-        seen: list[str] = []
-        for agent in self.spec.agents:
-            seen.extend(m for m in agent.memory if m not in seen)
-        return seen
+        return next((a for a in self.agents if a.deliver == kind), None)
 
 
 def pipeline_json_schema() -> dict[str, Any]:
     return PipelineSpec.model_json_schema()
 
 
-def load_pipeline(path: Path | str) -> Pipeline:
-    return Pipeline.from_file(path)
-
-
-def _checked_spec(source: Source) -> PipelineSpec:
+def validated_spec(source: Source) -> PipelineSpec:
+    """The spec in `source` (YAML read with its lines, or plain data), validated and checked."""
     if not isinstance(source.data, Mapping):
         raise SpecError(f"{source.where(())}: a pipeline is a mapping with 'name' and 'agents'")
     try:
         spec = PipelineSpec.model_validate(source.data)
     except ValidationError as exc:
         raise SpecError(describe_validation_error(exc, source, _allowed_keys)) from None
-    _check_graph(spec, source)
-    _check_loop(spec, source)
+    check_spec(spec, source)
     return spec
 
 
-def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | None) -> Pipeline:
-    """Read the prompt and schema files and import the callables and models a spec names."""
-    prompts: dict[str, str] = {}
-    contracts: dict[str, OutputContract | None] = {}
-    functions: dict[str, Callable[..., Any]] = {}
-    shortcuts: dict[str, Callable[..., Any]] = {}
-    checks: dict[str, Callable[..., Any]] = {}
-    for i, agent in enumerate(spec.agents):
-        if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
-            functions[agent.name] = _sandboxed(agent.function, base, source, ("agents", i, "function"))
-        elif agent.function is not None:
-            functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
-        if agent.shortcut is not None:
-            shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"))
-        if agent.check is not None:
-            checks[agent.name] = _import(agent.check, base, source, ("agents", i, "check"))
-        if agent.prompt is not None:
-            prompts[agent.name] = _prompt_text(agent.prompt, base, source, ("agents", i, "prompt"))
-        contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"))
-    until = None
-    if spec.loop is not None and spec.loop.until is not None:
-        until = _import(spec.loop.until, base, source, ("loop", "until"))
-    return Pipeline(
-        spec,
-        path=path,
-        prompts=prompts,
-        contracts=contracts,
-        functions=functions,
-        shortcuts=shortcuts,
-        checks=checks,
-        until=until,
-    )
+def check_spec(spec: PipelineSpec, source: Source) -> None:
+    """What pydantic cannot check alone: names, the DAG, the loop; errors name places in `source`."""
+    _check_graph(spec, source)
+    _check_loop(spec, source)
 
 
 def _allowed_keys(loc: Loc) -> list[str]:
@@ -420,84 +281,3 @@ def _check_loop(spec: PipelineSpec, source: Source) -> None:
             raise SpecError(
                 f"{here}: carry into '{replaced}': it must be an agent outside the loop that a loop agent reads"
             )
-
-
-_PROMPT_SUFFIXES = (".md", ".txt", ".j2", ".prompt")
-
-
-def _names_prompt_file(value: str) -> bool:
-    return "\n" not in value.strip() and value.strip().endswith(_PROMPT_SUFFIXES)
-
-
-def _prompt_text(value: str, base: Path, source: Source, loc: Loc) -> str:
-    """Inline text, unless the value is one line naming a prompt file next to the YAML."""
-    if not _names_prompt_file(value):
-        return value
-    file = base / value.strip()
-    try:
-        return file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"{source.where(loc)}: prompt file '{value.strip()}' not found (looked in {base})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{source.where(loc)}: cannot read prompt file '{value.strip()}': {exc}") from None
-
-
-def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc) -> OutputContract | None:
-    output = agent.output
-    if output is None:
-        return None
-    if isinstance(output, dict):
-        return contract_from_schema(output, name=agent.name, where=source.where(loc))
-    if output.endswith(".json"):
-        file = base / output
-        try:
-            schema = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise SpecError(f"{source.where(loc)}: schema file '{output}' not found (looked in {base})") from None
-        except (OSError, ValueError) as exc:
-            raise SpecError(f"{source.where(loc)}: cannot read schema file '{output}': {exc}") from None
-        return contract_from_schema(schema, name=agent.name, where=source.where(loc))
-    model = _import(output, base, source, loc)
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise SpecError(f"{source.where(loc)}: '{output}' is not a pydantic model class")
-    return contract_from_model(model)
-
-
-SANDBOX_PREFIX = "sandbox:"
-
-
-def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable[..., Any]:
-    """`sandbox:module.function`: a function beside the pipeline that is never imported here;
-    every call runs it under bubblewrap (cantata.factory.sandbox), as generated code must."""
-    from cantata.factory.sandbox import sandboxed_function
-
-    module, _, function = reference.removeprefix(SANDBOX_PREFIX).rpartition(".")
-    if not module or not function or "." in module:
-        raise SpecError(
-            f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline"
-        )
-    if not (base / f"{module}.py").exists():
-        raise SpecError(f"{source.where(loc)}: '{reference}': no file {module}.py beside the pipeline (in {base})")
-    return sandboxed_function(base, module, function)
-
-
-def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
-    """Import `package.module.Name`; modules beside the pipeline file first (see pipeline_modules)."""
-    module_name, _, attr = dotted.rpartition(".")
-    if not module_name:
-        raise SpecError(f"{source.where(loc)}: '{dotted}' is not a dotted path like package.module.Name")
-    try:
-        module = import_module(module_name, base)
-    except Exception as exc:  # ImportError, or the module's own SyntaxError or any error it raises
-        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
-        hint = (
-            "; modules beside the pipeline import each other relatively (from .models import X)"
-            if missing and "." not in missing and missing != module_name.partition(".")[0]
-            else ""
-        )
-        problem = f"cannot import '{module_name}': {type(exc).__name__}: {exc}{hint}"
-        raise SpecError(f"{source.where(loc)}: {problem}") from exc
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise SpecError(f"{source.where(loc)}: module '{module_name}' has no '{attr}'") from None

@@ -21,9 +21,9 @@ def test_star_import_gives_the_exported_names() -> None:
 
 
 def test_exports_are_the_library_objects() -> None:
-    from cantata.nodes import FunctionContext
+    from cantata.context import FunctionContext
+    from cantata.loader import load_pipeline
     from cantata.runtime import Cantata
-    from cantata.spec import load_pipeline
 
     assert cantata.Cantata is Cantata
     assert cantata.FunctionContext is FunctionContext

@@ -10,8 +10,8 @@ import pytest
 
 from cantata.config import load_config
 from cantata.events import Event
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile
 from tests.helpers.servers import LlamaServer
 

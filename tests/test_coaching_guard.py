@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cantata.nodes import FunctionContext
+from cantata.context import FunctionContext
 from cantata.pipelines.coaching.guard import RULES, assess, detect_locale, guard
 from cantata.pipelines.coaching.learned import OFF
 from cantata.pipelines.coaching.models import Guard

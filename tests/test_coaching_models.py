@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from cantata.pipelines import load as load_bundled
+from cantata.bundled import load as load_bundled
 from cantata.pipelines.coaching.models import (
     BIG_FIVE_NOTE,
     TRAITS,

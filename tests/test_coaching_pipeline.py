@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG, InstancesConfig, load_config
-from cantata.pipelines import load as load_bundled
 from cantata.pipelines.coaching.mi import on_topic
 from cantata.pipelines.coaching.miti import count
 from cantata.pipelines.coaching.models import TRAITS
@@ -217,8 +217,8 @@ async def test_coach_is_queued_ahead_of_the_analysts_on_one_shared_instance(tmp_
 
     import yaml
 
-    from cantata.pipelines import bundled
-    from cantata.spec import load_pipeline
+    from cantata.bundled import bundled
+    from cantata.loader import load_pipeline
 
     folder = tmp_path / "coaching"
     shutil.copytree(bundled()["coaching"].parent, folder)

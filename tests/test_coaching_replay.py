@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG
-from cantata.pipelines import load as load_bundled
 from cantata.pipelines.coaching.models import TRAITS
 from cantata.pipelines.coaching.safety import detect_blocked, tier_rank
 from cantata.runtime import Cantata

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from cantata.context import CheckContext, FunctionContext
 from cantata.errors import Rejected
-from cantata.nodes import CheckContext, FunctionContext
 from cantata.pipelines.coaching.conflicts import PRECEDENCE, RULES, Board, conflicts, resolve, winner
 from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import advice_problem, double_sided_reflection, followup_reply, on_topic

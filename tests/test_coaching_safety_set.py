@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from cantata.bundled import load as load_bundled
 from cantata.config import InstancesConfig, load_config
-from cantata.nodes import CheckContext
-from cantata.pipelines import load as load_bundled
+from cantata.context import CheckContext
 from cantata.pipelines.coaching.evaluate import Tally, describe, evaluate, load_set, run_session
 from cantata.pipelines.coaching.evidence import CONCEPTS
 from cantata.pipelines.coaching.guard import RULES, assess, screen

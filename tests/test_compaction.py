@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cantata.config import load_config
+from cantata.loader import load_pipeline
 from cantata.prompts import build_briefing
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile, scripted_config
 
 PIPELINE = """

@@ -12,10 +12,10 @@ import pytest
 
 from cantata.backends.base import Chunk, CompletionRequest, Message
 from cantata.backends.embedded import EmbeddedBackend
+from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG, InstanceConfig
 from cantata.errors import BackendError, BackendTimeout
 from cantata.nodes import Emit, ModelCall
-from cantata.pipelines import load as load_bundled
 from cantata.pool import Instance
 from cantata.runtime import Cantata
 from cantata.spec import AgentSpec

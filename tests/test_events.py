@@ -6,8 +6,8 @@ from pathlib import Path
 
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.events import Dropped, Event, EventBus, Subscription
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 
 CHAIN = """
 name: chain

@@ -9,16 +9,17 @@ from typing import Any, cast
 
 import pytest
 
-from cantata import pipelines
+from cantata import bundled as pipelines
+from cantata import sandbox
 from cantata.config import load_config
 from cantata.events import Event
-from cantata.factory import registry, sandbox
+from cantata.factory import registry
 from cantata.factory.board import task_board
+from cantata.loader import load_pipeline
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
 from cantata.pipelines.factory.roles import refusal
 from cantata.runtime import DEFAULT_USER, Cantata
-from cantata.spec import load_pipeline
 from cantata.store import Store
 from tests.helpers.pipelines import WriteFile
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cantata import pipelines
+from cantata import bundled as pipelines
 from cantata.factory import registry
 from cantata.store import SqliteStore
 

@@ -11,9 +11,9 @@ import httpx
 
 from cantata.config import load_config
 from cantata.figures import live_figures
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
 from cantata.server_metrics import parse_metrics, scrape
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.test_scheduler import DIAMOND
 

@@ -9,8 +9,8 @@ import pytest
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.errors import SpecError
 from cantata.events import Event
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile
 
 # builder writes version 1; check passes from version `target`; fix bumps the version it

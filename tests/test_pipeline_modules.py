@@ -61,7 +61,7 @@ def test_an_unchanged_folder_reuses_its_modules(tmp_path: Path) -> None:
 
 def test_bundled_modules_import_the_ordinary_way() -> None:
     import cantata.pipelines.coaching.guard
-    from cantata.pipelines import bundled
+    from cantata.bundled import bundled
 
     pipeline = load_pipeline(bundled()["coaching"])
     assert pipeline.functions["guard"] is cantata.pipelines.coaching.guard.guard

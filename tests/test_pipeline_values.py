@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from cantata import Pipeline, PipelineSpec, SpecError, load_pipeline
-from cantata.pipelines import bundled
+from cantata.bundled import bundled
 from tests.helpers.pipelines import WriteFile
 
 

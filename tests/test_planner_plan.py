@@ -13,13 +13,13 @@ import yaml
 from click.testing import CliRunner, Result
 
 from cantata.config import InstancesConfig
+from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.cli import plan as plan_command
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import Plan, PlanInfeasible, make_plan
 from cantata.planner.speed import Engine
-from cantata.spec import load_pipeline
 
 DATA = Path(__file__).parent / "data" / "planner"
 FACTORY = DATA / "factory.yaml"
@@ -33,7 +33,10 @@ def run(*args: str) -> Result:
 def planned(pipeline: Path, hardware: str, *models: str, **options: Any) -> Plan:
     catalog = load_catalog()
     return make_plan(
-        load_pipeline(pipeline), resolve_hardware(hardware), [parse_model_arg(m, catalog) for m in models], **options
+        load_pipeline(pipeline).spec,
+        resolve_hardware(hardware),
+        [parse_model_arg(m, catalog) for m in models],
+        **options,
     )
 
 
@@ -154,7 +157,7 @@ def test_a_model_larger_than_any_node_runs_pipeline_parallel_across_nodes() -> N
         nodes=[Node(index=i, gpus=[GPU(node=i, index=0, spec=a40)]) for i in range(2)],
     )
     catalog = load_catalog()
-    plan = make_plan(load_pipeline(COACHING), two_boxes, [parse_model_arg("qwen3-32b:bf16", catalog)])
+    plan = make_plan(load_pipeline(COACHING).spec, two_boxes, [parse_model_arg("qwen3-32b:bf16", catalog)])
     (inst,) = plan.instances
     assert (inst.tensor_parallel, inst.pipeline_parallel) == (1, 2)
     assert inst.gpus == ["n0:0", "n1:0"]
@@ -344,7 +347,7 @@ def test_the_table_shows_instances_gpus_roles_and_times() -> None:
 
 
 def test_a_bundled_pipeline_is_found_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import cantata.pipelines as bundled
+    import cantata.bundled as bundled
 
     (tmp_path / "coaching").mkdir()
     shutil.copy(COACHING, tmp_path / "coaching" / "pipeline.yaml")

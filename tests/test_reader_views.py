@@ -10,9 +10,9 @@ import pytest
 
 from cantata.config import load_config
 from cantata.errors import SpecError
+from cantata.loader import load_pipeline
 from cantata.prompts import build_briefing, reader_inputs, select
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from cantata.store.base import EntryRow
 from tests.helpers.pipelines import WriteFile, scripted_config
 

@@ -9,8 +9,8 @@ import pytest
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.errors import UserError
 from cantata.factory import registry
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 
 
 def artefact(tmp_path: Path, reply: str) -> Path:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cantata.errors import SandboxUnavailable
-from cantata.factory import sandbox
-from cantata.factory.sandbox import Limits, run_tool
+from cantata.sandbox import Limits, run_tool
+from cantata.sandbox import runner as sandbox
 
 pytestmark = pytest.mark.skipif(
     # CI runs `make test`, which installs bubblewrap: there a missing one must fail, not skip.

@@ -9,8 +9,8 @@ import pytest
 
 from cantata.config import load_config
 from cantata.events import Event
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from cantata.turn import TurnResult
 from tests.helpers.pipelines import WriteFile, run_functions, scripted_config
 

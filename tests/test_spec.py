@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cantata.errors import SpecError
-from cantata.spec import load_pipeline, pipeline_json_schema
+from cantata.loader import load_pipeline
+from cantata.spec import pipeline_json_schema
 from tests.helpers.pipelines import WriteFile
 
 DIAMOND = """
@@ -166,7 +167,7 @@ def test_cli_validate_and_schema(write: WriteFile) -> None:
 
 
 def test_bundled_pipelines_all_load() -> None:
-    from cantata.pipelines import bundled
+    from cantata.bundled import bundled
 
     for name, path in bundled().items():
         assert load_pipeline(Path(path)).name == name

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from cantata.backends.base import Chunk, CompletionRequest
 from cantata.config import load_config
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from cantata.speed import FLOOR_S, SLACK, Speed
 from tests.helpers.pipelines import WriteFile, scripted_config
 

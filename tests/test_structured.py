@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
+from cantata.context import CheckContext
 from cantata.errors import BackendUnavailable, OutputInvalid, OutputTruncated, Rejected, SpecError
-from cantata.nodes import CheckContext, ModelCall
+from cantata.nodes import ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
@@ -109,7 +110,7 @@ async def test_retries_start_over_after_a_failed_repair() -> None:
 
 
 def _checked_call(backend: Replies, check: object) -> tuple[ModelCall, AgentResult]:
-    from cantata.nodes import FunctionContext
+    from cantata.context import FunctionContext
 
     call, result = _call(backend)
     call.check = check  # type: ignore[assignment]
@@ -242,7 +243,7 @@ def test_refs_are_followed_the_same_way_by_prompts_and_the_scripted_backend() ->
 
 
 def test_an_unresolvable_ref_is_rejected_at_load(write: WriteFile) -> None:
-    from cantata.spec import load_pipeline
+    from cantata.loader import load_pipeline
 
     path = write(
         "p.yaml",

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cantata.factory import sandbox
+from cantata import sandbox
 from tests.helpers.servers import CantataServer
 from tests.test_dashboard_browser import ARGS, CHROMIUM
 from tests.test_factory import CANNED, REQUEST

@@ -14,12 +14,12 @@ from typing import Any, TextIO
 
 import click
 
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.config import load_config
 from cantata.events import Event
 from cantata.factory.progress import TaskProgress
+from cantata.loader import Pipeline
 from cantata.runtime import DEFAULT_USER, Cantata
-from cantata.spec import Pipeline
 from cantata.turn import TurnResult
 
 

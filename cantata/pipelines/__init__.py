@@ -1,30 +1,3 @@
-"""Pipelines that ship with Cantata, found by name; anything else is a path to a YAML file."""
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from cantata.errors import UserError
-from cantata.spec import Pipeline, load_pipeline
-
-BUNDLED_DIR = Path(__file__).parent
-
-
-def bundled() -> dict[str, Path]:
-    return {p.parent.name: p for p in sorted(BUNDLED_DIR.glob("*/pipeline.yaml"))}
-
-
-def resolve(name_or_path: str) -> Path:
-    known = bundled()
-    if name_or_path in known:
-        return known[name_or_path]
-    path = Path(name_or_path)
-    if path.is_dir():
-        path = path / "pipeline.yaml"
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        return path
-    raise UserError(f"unknown pipeline '{name_or_path}'; bundled pipelines: {', '.join(known)}, or give a YAML file")
-
-
-def load(name_or_path: str) -> Pipeline:
-    return load_pipeline(resolve(name_or_path))
+"""The pipelines that ship with Cantata (coaching, factory, example), each a folder with its
+pipeline.yaml. They sit above everything else and use Cantata through its public API;
+`cantata.bundled` finds them by name."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.errors import CantataError, UserError
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_compose, emit_vllm, instances_yaml
@@ -65,7 +65,7 @@ def plan(
         forced = [parse_model_arg(m, catalog) for m in models]
         target = resolve_hardware(hardware)
         pipeline = bundled_pipelines.load(pipeline_name)
-        result = make_plan(pipeline, target, forced, context=context, concurrency=concurrency, catalog=catalog)
+        result = make_plan(pipeline.spec, target, forced, context=context, concurrency=concurrency, catalog=catalog)
         if config_out is not None:
             config_out.write_text(instances_yaml(result), encoding="utf-8")
         if emit == "vllm":

@@ -25,7 +25,7 @@ from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_toke
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
 from cantata.planner.speed import TurnTiming
 from cantata.planner.workload import Workload
-from cantata.spec import Need, Pipeline
+from cantata.spec import Need, PipelineSpec
 
 BASE_PORT = 8000
 
@@ -125,7 +125,7 @@ class Plan(BaseModel):
 
 
 def make_plan(
-    pipeline: Pipeline,
+    spec: PipelineSpec,
     hardware: Hardware,
     forced: list[ModelChoice] | None = None,
     context: int | None = None,
@@ -133,7 +133,7 @@ def make_plan(
     catalog: Catalog | None = None,
 ) -> Plan:
     catalog = catalog or load_catalog()
-    workload = Workload(pipeline)
+    workload = Workload(spec)
     forced = forced or []
     _check_arguments(workload, forced, context, concurrency)
     planner = Planner(workload, hardware, catalog, forced, context, concurrency)

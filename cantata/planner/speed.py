@@ -195,8 +195,8 @@ def simulate_turn(
     timings = [
         AgentTiming(name=n, instance=assignment.get(n), start_s=started[n], end_s=done[n]) for n in workload.order
     ]
-    early = workload.pipeline.deliverer("early")
-    final = workload.pipeline.deliverer("final")
+    early = workload.spec.deliverer("early")
+    final = workload.spec.deliverer("final")
     return TurnTiming(
         agents=timings,
         early_agent=early.name if early else None,

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
-from cantata.spec import AgentSpec, Need, Pipeline
+from cantata.spec import AgentSpec, Need, PipelineSpec
 
 # Defaults for what a spec leaves unsaid (see AgentSpec.prompt_tokens/output_tokens):
 # the prompt is the shared briefing (the pipeline's budget), the role's own part, and
@@ -44,14 +44,14 @@ class Role(BaseModel):
 class Workload:
     """The model roles of a pipeline, and the DAG they run in."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
-        self.pipeline = pipeline
-        self.order = pipeline.order
-        self.agents: dict[str, AgentSpec] = pipeline.agents
+    def __init__(self, spec: PipelineSpec) -> None:
+        self.spec = spec
+        self.order = spec.agent_order()
+        self.agents: dict[str, AgentSpec] = {a.name: a for a in spec.agents}
         self.functions = {name for name, agent in self.agents.items() if agent.is_function}
         outputs: dict[str, int] = {}
         roles: dict[str, Role] = {}
-        budget = pipeline.spec.budget
+        budget = spec.budget
         for name in self.order:
             agent = self.agents[name]
             if agent.is_function:
@@ -76,7 +76,7 @@ class Workload:
 
     @property
     def name(self) -> str:
-        return self.pipeline.name
+        return self.spec.name
 
     @cached_property
     def ancestors(self) -> dict[str, frozenset[str]]:

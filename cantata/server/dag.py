@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from cantata.loader import Pipeline
 from cantata.server.protocol import AgentNode, PipelineInfo
-from cantata.spec import Pipeline
 
 
 def critical_path(pipeline: Pipeline) -> list[str]:

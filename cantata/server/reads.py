@@ -10,6 +10,7 @@ import time
 
 from cantata.errors import CantataError
 from cantata.figures import live_figures
+from cantata.loader import Pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
 from cantata.planner.hardware import resolve_hardware
@@ -38,7 +39,6 @@ from cantata.server.protocol import (
 )
 from cantata.server.timeline import turn_detail
 from cantata.server_metrics import scrape
-from cantata.spec import Pipeline
 from cantata.store import SessionRow, Store, TurnRow
 
 LIVE_WINDOW_S = 3600.0  # the instances' live figures cover the last hour
@@ -214,7 +214,7 @@ class Reads:
         forced = [parse_model_arg(m, catalog) for m in body.models]
         target = resolve_hardware(body.hardware)
         result = make_plan(
-            pipeline, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
+            pipeline.spec, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
         )
         return PlanResponse(plan=result, launch=emit_vllm(result), instances_yaml=instances_yaml(result))
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cantata import __version__
-from cantata import pipelines as bundled_pipelines
+from cantata import bundled as bundled_pipelines
 from cantata.errors import UserError
 from cantata.events import Event
+from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
@@ -28,7 +29,6 @@ from cantata.server.metrics import Metrics
 from cantata.server.protocol import Deleted, Health, ModelCard, ModelList
 from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
-from cantata.spec import Pipeline, load_pipeline
 from cantata.turn import TurnResult
 
 log = logging.getLogger("cantata.server")

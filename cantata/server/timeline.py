@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cantata.events import Event
-from cantata.spec import Pipeline
+from cantata.loader import Pipeline
 from cantata.store import EntryRow, TurnRow
 
 

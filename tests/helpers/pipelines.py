@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cantata.config import load_config
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from cantata.store import TurnRow
 from cantata.turn import TurnResult
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cantata import Cantata, CantataError
+from cantata import CantataError, Runtime, ScratchRuntime
 from cantata.pipelines.factory.assembly import assemble
 from cantata.pipelines.factory.models import Artefact, Check, Example, TestReport, TestResult
 
@@ -42,7 +42,7 @@ def check_failure(check: Check, output: Any) -> str | None:
 
 
 async def run_examples(
-    runtime: Cantata, artefact: Artefact, examples: list[Example], folder: Path, *, options: dict[str, Any]
+    runtime: Runtime, artefact: Artefact, examples: list[Example], folder: Path, *, options: dict[str, Any]
 ) -> TestReport:
     """Assemble the artefact in `folder` and run every example on it."""
     report = TestReport(
@@ -71,7 +71,7 @@ async def run_examples(
     return report
 
 
-async def _run_one(runtime: Cantata, pipeline: Any, example: Example, options: dict[str, Any]) -> str | None:
+async def _run_one(runtime: ScratchRuntime, pipeline: Any, example: Example, options: dict[str, Any]) -> str | None:
     try:
         result = await runtime.run_turn(pipeline, example.input, user=TEST_USER, options=options)
     except CantataError as exc:

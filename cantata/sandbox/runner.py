@@ -1,4 +1,4 @@
-"""Where generated code runs: a child process under bubblewrap, never Cantata's process.
+"""The host's side of the sandbox: it starts the child under bubblewrap, feeds it, stops it.
 
 A generated agent's tool function, and the tester's runs of it, execute as
 `python -I -S` (no site, no user paths) inside `bwrap` with:
@@ -8,7 +8,7 @@ A generated agent's tool function, and the tester's runs of it, execute as
   /agent, and nothing else: not CANTATA_HOME, the database, the user's files, nor
   Cantata's environment variables (the environment is cleared);
 - limits on CPU time, address space, processes, file size and open files, set by the
-  runner before the tool is imported, plus a wall-clock kill from here.
+  child (child.py) before the tool is imported, plus a wall-clock kill from here.
 Input and output cross as JSON on stdin/stdout.
 
 When Cantata runs as root it starts bwrap as `nobody`: the kernel exempts root from the
@@ -32,14 +32,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cantata.errors import BackendError, SandboxUnavailable
 
-if TYPE_CHECKING:
-    from cantata.nodes import FunctionContext
-
-RUNNER = (Path(__file__).parent / "sandbox_runner.py").read_text(encoding="utf-8")
+RUNNER = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 NOBODY = 65534
 # The sandbox's interpreter: the system's, which lives under /usr (bound read-only) and
 # which `nobody` can read; a Python under a private home could not be bound.
@@ -105,12 +102,26 @@ async def run_tool(
         return await _run(command, json.dumps(request).encode(), limits, as_nobody=as_nobody, sandboxed=sandbox)
 
 
-def sandboxed_function(folder: Path, module: str, function: str) -> Callable[[FunctionContext], Awaitable[Any]]:
+class ToolContext(Protocol):
+    """What a sandboxed function agent reads of the context it is called with (a
+    cantata.FunctionContext, which the sandbox, below the running layer, does not import)."""
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def inputs(self) -> dict[str, Any]: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+
+def sandboxed_function(folder: Path, module: str, function: str) -> Callable[[ToolContext], Awaitable[Any]]:
     """A `function:` agent (`sandbox:module.function`) whose code runs only in the sandbox.
     It gets {"message", "inputs"} and returns a JSON value; a failure fails the agent.
     With the turn option no_sandbox (the factory's --no-sandbox) it runs unisolated."""
 
-    async def call(ctx: FunctionContext) -> Any:
+    async def call(ctx: ToolContext) -> Any:
         value = {"message": ctx.message, "inputs": ctx.inputs}
         run = await run_tool(folder, module, function, value, sandbox=not ctx.options.get("no_sandbox"))
         if not run.ok:

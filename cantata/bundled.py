@@ -1,0 +1,34 @@
+"""Pipelines that ship with Cantata (cantata/pipelines/), found by name; anything else is a
+path to a YAML file.
+
+It lives beside the loader, not in `cantata.pipelines`: the CLI, the server and the planner
+find pipelines by name, and the bundled pipelines sit above them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cantata.errors import UserError
+from cantata.loader import Pipeline, load_pipeline
+
+BUNDLED_DIR = Path(__file__).parent / "pipelines"
+
+
+def bundled() -> dict[str, Path]:
+    return {p.parent.name: p for p in sorted(BUNDLED_DIR.glob("*/pipeline.yaml"))}
+
+
+def resolve(name_or_path: str) -> Path:
+    known = bundled()
+    if name_or_path in known:
+        return known[name_or_path]
+    path = Path(name_or_path)
+    if path.is_dir():
+        path = path / "pipeline.yaml"
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    raise UserError(f"unknown pipeline '{name_or_path}'; bundled pipelines: {', '.join(known)}, or give a YAML file")
+
+
+def load(name_or_path: str) -> Pipeline:
+    return load_pipeline(resolve(name_or_path))
