@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from cantata.blackboard import Blackboard
 from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
 from cantata.events import Event, EventBus, EventType
-from cantata.nodes import FunctionContext, ModelCall, run_function
+from cantata.model_call import ModelCall
+from cantata.nodes import FunctionContext, run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec, Pipeline

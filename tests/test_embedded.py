@@ -14,7 +14,7 @@ from cantata.backends.base import Chunk, CompletionRequest, Message
 from cantata.backends.embedded import EmbeddedBackend
 from cantata.config import DEFAULT_CONFIG, InstanceConfig
 from cantata.errors import BackendError, BackendTimeout
-from cantata.nodes import Emit, ModelCall
+from cantata.model_call import Emit, ModelCall
 from cantata.pipelines import load as load_bundled
 from cantata.pool import Instance
 from cantata.runtime import Cantata

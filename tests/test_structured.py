@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.config import InstanceConfig
 from cantata.errors import BackendUnavailable, OutputInvalid, OutputTruncated, Rejected, SpecError
-from cantata.nodes import CheckContext, ModelCall
+from cantata.model_call import ModelCall
+from cantata.nodes import CheckContext
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply
