@@ -86,9 +86,8 @@ class TurnRunner:
         return time.monotonic() - self._t0
 
     def emit(self, type: EventType, agent: str | None = None, **data: Any) -> None:
-        session = self.session
         self.services.bus.publish(
-            Event(type, self.turn_id, session.id, self.clock(), agent, data, user_id=session.user_id)
+            Event(type, self.turn_id, self.session.id, self.clock(), agent, data, user_id=self.session.user_id)
         )
 
     async def run(self) -> TurnResult:
@@ -189,10 +188,14 @@ class TurnRunner:
     ) -> None:
         for upstream in agent.reads:
             await done[upstream]
+        written = done[agent.name]
         try:
             await self._run_agent(agent, view or self.results, iteration)
         finally:
-            done[agent.name].set_result(None)
+            # A reader cancelled while awaiting this future cancels it too: the turn is
+            # being cancelled then, and there is no one left to tell.
+            if not written.cancelled():
+                written.set_result(None)
         if done is self._done:  # not an iteration of the loop: that finishes with the loop
             self._finish_if_done(agent.name)
 

@@ -127,6 +127,33 @@ async def test_agents_start_when_their_reads_are_written(write: WriteFile, home:
     assert order[-1] == ("turn_delivered", None)  # the turn still waited for e
 
 
+async def test_cancelling_a_turn_cancels_its_agents_before_it_returns(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", DIAMOND))
+    app = Cantata(load_config(scripted_config(write, ok={"latency_s": 0.0, "serves": ["*"]})), home=home)
+    started = {name: asyncio.Event() for name in pipeline.order}
+    never = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        if event.type == "agent_started" and event.agent:
+            started[event.agent].set()
+
+    try:
+        await app.check(pipeline)
+        hold(app, {"e": never, "b": never})
+        turn = asyncio.create_task(app.run_turn(pipeline, "hello", on_event=watch))
+        await started["e"].wait()
+        await started["b"].wait()
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        # Every agent's task has ended with the turn, and the slots they held are free.
+        assert not [task for task in asyncio.all_tasks() if task.get_name().startswith("cantata:")]
+        assert all(instance.stats.running == 0 for instance in app.pool.instances.values())
+        assert not started["d"].is_set()
+    finally:
+        await app.close()
+
+
 async def test_early_and_final_delivery(write: WriteFile, home: Path) -> None:
     result, events = await run(write("p.yaml", DIAMOND), speeds(write), home)
     assert result.early is not None and result.early.agent == "e"
