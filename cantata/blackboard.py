@@ -7,6 +7,7 @@ from typing import Any
 
 from cantata.errors import StoreError
 from cantata.store import EntryRow, Store
+from cantata.turn import AgentStatus
 
 
 class Blackboard:
@@ -28,7 +29,9 @@ class Blackboard:
     def outputs(self) -> dict[str, Any]:
         return {name: e.output for name, e in self.entries.items() if e.status == "ok"}
 
-    def write(self, agent: str, *, status: str, output: Any, error: str | None, iteration: int = 0) -> Awaitable[None]:
+    def write(
+        self, agent: str, *, status: AgentStatus, output: Any, error: str | None, iteration: int = 0
+    ) -> Awaitable[None]:
         """Queue the entry; the result settles once it is committed. Readers need not wait
         for it: the store commits entries in the order written (see `Store.write_entry`)."""
         written = self.entries.get(agent)

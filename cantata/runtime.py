@@ -16,7 +16,7 @@ from cantata.errors import UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.loader import Pipeline
 from cantata.pool import Pool
-from cantata.scheduler import TurnRunner
+from cantata.scheduler import Services, TurnInput, TurnRunner
 from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
 
@@ -124,20 +124,18 @@ class Cantata:
         if on_event is not None:
             self._turn_listeners[turn_id] = on_event
         try:
-            runner = TurnRunner(
+            turn = TurnInput(
                 pipeline=pipeline,
-                pool=self.pool,
-                store=self.store,
-                bus=self.bus,
                 session=session,
                 turn_id=turn_id,
                 number=number,
                 message=message,
                 context=context,
                 resumed=resumed,
-                options=options,
-                runtime=self,
+                options=options or {},
             )
+            services = Services(pool=self.pool, store=self.store, bus=self.bus)
+            runner = TurnRunner(turn, services, runtime=self)
             result = await runner.run()
         finally:
             self._turn_listeners.pop(turn_id, None)

@@ -11,57 +11,64 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from cantata.blackboard import Blackboard
 from cantata.context import FunctionContext, Runtime
-from cantata.errors import BackendError, CantataError, OutputInvalid, Skip
+from cantata.errors import BackendError, CantataError, OutputInvalid, Skip, StoreError
 from cantata.events import Event, EventBus, EventType
 from cantata.loader import Pipeline
-from cantata.nodes import ModelCall, run_function
+from cantata.model_call import ModelCall
+from cantata.nodes import run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec
 from cantata.store import EntryRow, SessionRow, Store, TurnContext
 from cantata.structured import reply_text
-from cantata.turn import AgentResult, Delivery, TurnResult, TurnStatus
+from cantata.turn import AgentResult, AgentStatus, Delivery, TurnResult, TurnStatus, is_agent_status
 
 UNTIL_TIMEOUT_S = 30.0
+At = dict[str, int]  # where in the turn an event happened: {"iteration": n} inside a loop, else {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnInput:
+    """Which turn runs, and what it starts from: all read from the store before it runs."""
+
+    pipeline: Pipeline
+    session: SessionRow
+    turn_id: int  # the turn's id in the store
+    number: int  # its number in the session, from 1
+    message: str
+    context: TurnContext  # memory, summary and recent turns, read with the turn's start
+    resumed: bool = False  # an interrupted turn: agents that already wrote are not rerun
+    options: dict[str, Any] = field(default_factory=dict)  # reach its functions as ctx.options
+
+
+@dataclass(frozen=True, kw_only=True)
+class Services:
+    """What every turn of a runtime shares."""
+
+    pool: Pool
+    store: Store
+    bus: EventBus
 
 
 class TurnRunner:
-    def __init__(
-        self,
-        *,
-        pipeline: Pipeline,
-        pool: Pool,
-        store: Store,
-        bus: EventBus,
-        session: SessionRow,
-        turn_id: int,
-        number: int,
-        message: str,
-        context: TurnContext,
-        resumed: bool = False,
-        options: dict[str, Any] | None = None,
-        runtime: Runtime | None = None,
-    ) -> None:
-        self.options = options or {}
+    def __init__(self, turn: TurnInput, services: Services, *, runtime: Runtime | None = None) -> None:
+        self.turn = turn
+        # Named on every event and in most steps of the turn.
+        self.pipeline = turn.pipeline
+        self.session = turn.session
+        self.turn_id = turn.turn_id
+        self.services = services
         self.runtime = runtime
-        self.pipeline = pipeline
-        self.pool = pool
-        self.store = store
-        self.bus = bus
-        self.session = session
-        self.turn_id = turn_id
-        self.number = number
-        self.message = message
-        self.context = context
-        self.resumed = resumed
-        self.board = Blackboard(store, user_id=session.user_id, turn_id=turn_id)
-        self.results = {name: AgentResult(name=name) for name in pipeline.order}
+        self.board = Blackboard(services.store, user_id=turn.session.user_id, turn_id=turn.turn_id)
+        self.results = {name: AgentResult(name=name) for name in turn.pipeline.order}
         self.conflicts: list[dict[str, Any]] = []
         self.early: Delivery | None = None
         self.final: Delivery | None = None
@@ -69,7 +76,7 @@ class TurnRunner:
         self.briefing: Briefing | None = None  # built once per turn, shared by its agents
         self._memory: dict[str, Any] = {}
         self._calls: dict[str, ModelCall] = {}
-        self._writes: list[tuple[AgentResult, Awaitable[None]]] = []  # entries queued, in order
+        self._writes: list[tuple[AgentResult, At, Awaitable[None]]] = []  # entries queued, in order
         self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
         self._running: set[str] = set()  # agents not done yet: the turn finishes when none is left
         self._finished: tuple[TurnStatus, Awaitable[None]] | None = None  # the status and its write
@@ -78,53 +85,24 @@ class TurnRunner:
         return time.monotonic() - self._t0
 
     def emit(self, type: EventType, agent: str | None = None, **data: Any) -> None:
-        self.bus.publish(
+        self.services.bus.publish(
             Event(type, self.turn_id, self.session.id, self.clock(), agent, data, user_id=self.session.user_id)
         )
 
     async def run(self) -> TurnResult:
         self._t0 = time.monotonic()
-        if self.resumed:
+        if self.turn.resumed:
             await self.board.load()
-        self.emit("turn_started", message_chars=len(self.message), resumed=bool(self.board.outputs))
+        self.emit("turn_started", message_chars=len(self.turn.message), resumed=bool(self.board.outputs))
         await self._prepare_context()
-        done = self._done
-        loop = asyncio.get_running_loop()
-        for name in self.pipeline.order:
-            done[name] = loop.create_future()
-            entry = self.board.entries.get(name)
-            if entry is not None and name not in self.pipeline.looped:  # resumed: this agent already wrote
-                self._restore(self.results[name], entry.status, entry.output, entry.error)
-                done[name].set_result(None)
-            else:
-                self._running.add(name)
-        tasks = [
-            asyncio.create_task(self._node(agent, done), name=f"cantata:{agent.name}")
-            for agent in self.pipeline.spec.agents
-            if not done[agent.name].done() and agent.name not in self.pipeline.looped
-        ]
-        if self.pipeline.spec.loop is not None:
-            tasks.append(asyncio.create_task(self._loop(self.pipeline.spec.loop, done), name="cantata:loop"))
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            raise
-        if self._finished is None:  # no agent ran: a resumed turn whose agents had all written
-            self._finish()
-        assert self._finished is not None
-        status, finished = self._finished
-        await self._committed()
-        await finished
-        if self._status() != status:  # an entry could not be stored: the turn's status says so
-            status = self._status()
-            await self.store.finish_turn(self.turn_id, status, [])
+        self._restore_written()
+        await self._run_agents()
+        status = await self._reconcile()
         return TurnResult(
             pipeline=self.pipeline.name,
             user=self.session.user_id,
             session=self.session.id,
-            turn=self.number,
+            turn=self.turn.number,
             turn_id=self.turn_id,
             status=status,
             early=self.early,
@@ -133,10 +111,51 @@ class TurnRunner:
             conflicts=self.conflicts,
         )
 
+    def _restore_written(self) -> None:
+        """Every agent's future; those a resumed turn already wrote are done, with their
+        outputs restored (a loop's agents are restored by iteration, in `_loop`)."""
+        loop = asyncio.get_running_loop()
+        for name in self.pipeline.order:
+            done = self._done[name] = loop.create_future()
+            entry = self.board.entries.get(name)
+            if entry is not None and name not in self.pipeline.looped:
+                self._restore(self.results[name], entry.status, entry.output, entry.error)
+                done.set_result(None)
+            else:
+                self._running.add(name)
+
+    async def _run_agents(self) -> None:
+        """Each agent still to run as a task of its own, and the loop's as one more.
+
+        An agent's failure is its result, not an exception, so it never cancels the
+        others; an exception here is a bug, and cancels the turn like a cancellation does."""
+        done = self._done
+        async with _task_group() as group:
+            for agent in self.pipeline.spec.agents:
+                if not done[agent.name].done() and agent.name not in self.pipeline.looped:
+                    group.create_task(self._node(agent, done), name=f"cantata:{agent.name}")
+            if self.pipeline.spec.loop is not None:
+                group.create_task(self._loop(self.pipeline.spec.loop, done), name="cantata:loop")
+        if self._finished is None:  # no agent ran: a resumed turn whose agents had all written
+            self._finish()
+
+    async def _reconcile(self) -> TurnStatus:
+        """The turn's status once every entry is committed. The status was queued with the
+        last entry (`_finish`); an entry refused at its commit fails its agent, and the
+        stored status is then corrected."""
+        assert self._finished is not None
+        status, finished = self._finished
+        await self._committed()
+        await finished
+        if self._status() != status:
+            status = self._status()
+            await self.services.store.finish_turn(self.turn_id, status, [])
+        return status
+
     async def _prepare_context(self) -> None:
         """The briefing, built once per turn from the context read with its start, shared by every agent."""
         model_agents = [a for a in self.pipeline.spec.agents if not a.is_function]
-        context = self.context
+        context = self.turn.context
         memory = context.memory
         self._memory = {name: entry.output for name, entry in memory.items()}
         if not model_agents:
@@ -144,14 +163,14 @@ class TurnRunner:
         # The summary covers turns up to `summary_upto`; the newest turns are the ones after it.
         past_turns = [turn for turn in context.recent if turn.number > context.summary_upto]
         # Budgets are counted with the tokenizer of the instance the first model agent uses.
-        backend = self.pool.instance_for(model_agents[0].model).backend
+        backend = self.services.pool.instance_for(model_agents[0].model).backend
         build = partial(
             build_briefing,
             preamble=self.pipeline.preamble,
             memory=memory,
             summary=context.summary,
             past_turns=past_turns,
-            message=self.message,
+            message=self.turn.message,
             budget=self.pipeline.spec.budget,
             count=backend.count_tokens,
             memory_view=self.pipeline.spec.memory_view,
@@ -168,10 +187,14 @@ class TurnRunner:
     ) -> None:
         for upstream in agent.reads:
             await done[upstream]
+        written = done[agent.name]
         try:
             await self._run_agent(agent, view or self.results, iteration)
         finally:
-            done[agent.name].set_result(None)
+            # A reader cancelled while awaiting this future cancels it too: the turn is
+            # being cancelled then, and there is no one left to tell.
+            if not written.cancelled():
+                written.set_result(None)
         if done is self._done:  # not an iteration of the loop: that finishes with the loop
             self._finish_if_done(agent.name)
 
@@ -186,7 +209,7 @@ class TurnRunner:
         status = self._status()
         replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
         self.emit("turn_delivered", status=status)
-        self._finished = (status, self.store.finish_turn(self.turn_id, status, replies))
+        self._finished = (status, self.services.store.finish_turn(self.turn_id, status, replies))
 
     async def _loop(self, loop: LoopSpec, done: dict[str, asyncio.Future[None]]) -> None:
         """The loop's agents, iteration after iteration, until `until` says stop.
@@ -200,7 +223,7 @@ class TurnRunner:
         for upstream in {r for name in loop.agents for r in self.pipeline.agents[name].reads if r not in looped}:
             await done[upstream]
         written: dict[int, dict[str, EntryRow]] = {}
-        for entry in await self.board.history() if self.resumed else []:
+        for entry in await self.board.history() if self.turn.resumed else []:
             if entry.agent in looped:
                 written.setdefault(entry.iteration, {})[entry.agent] = entry
         carried: dict[str, AgentResult] = {}
@@ -215,13 +238,11 @@ class TurnRunner:
             for name, entry in written.get(iteration, {}).items():
                 self._restore(view[name], entry.status, entry.output, entry.error)
                 inner[name].set_result(None)
-            await asyncio.gather(
-                *(
-                    self._node(self.pipeline.agents[name], inner_done, view, iteration)
-                    for name in self.pipeline.order
-                    if name in looped and not inner[name].done()
-                )
-            )
+            async with _task_group() as group:
+                for name in self.pipeline.order:
+                    if name in looped and not inner[name].done():
+                        node = self._node(self.pipeline.agents[name], inner_done, view, iteration)
+                        group.create_task(node, name=f"cantata:{name}")
             for name in loop.agents:
                 self.results[name] = view[name]
             stopped = await self._until(loop, view, iteration)
@@ -247,12 +268,10 @@ class TurnRunner:
     async def _run_agent(self, agent: AgentSpec, view: dict[str, AgentResult], iteration: int = 0) -> None:
         """One agent, once what it reads exists; `view` holds the results it reads and its own."""
         result = view[agent.name]
-        at = {"iteration": iteration} if iteration else {}
+        at: At = {"iteration": iteration} if iteration else {}
         failed_required = [r for r in agent.required if view[r].status != "ok"]
         if failed_required:
-            reason = f"required input(s) {', '.join(failed_required)} did not succeed"
-            self._write(agent, result, "skipped", None, reason, iteration)
-            self.emit("agent_skipped", agent.name, reason=result.error, **at)
+            self._skip(agent, result, f"required input(s) {', '.join(failed_required)} did not succeed", at)
             return
         inputs = {r: view[r].output for r in agent.reads if view[r].status == "ok"}
         missing = [r for r in agent.reads if r not in inputs]
@@ -262,21 +281,14 @@ class TurnRunner:
             else:
                 output = await self._run_model(agent, result, inputs, missing, at)
         except Skip as skip:
-            self._write(agent, result, "skipped", None, skip.reason, iteration)
-            self.emit("agent_skipped", agent.name, reason=skip.reason, **at)
+            self._skip(agent, result, skip.reason, at)
             return
         except (BackendError, OutputInvalid) as exc:
-            self._write(agent, result, "failed", None, str(exc), iteration)
-            self.emit(
-                "agent_failed", agent.name, instance=result.instance, error=str(exc), attempts=result.attempts, **at
-            )
+            if self._write(agent, result, "failed", None, str(exc), at):
+                self._fail(result, str(exc), at)
             return
-        self._write(agent, result, "ok", output, None, iteration)
-        if result.status != "ok":  # the output could not be stored: readers see it missing
-            self.emit(
-                "agent_failed", agent.name, instance=result.instance, error=result.error, attempts=result.attempts, **at
-            )
-            return
+        if not self._write(agent, result, "ok", output, None, at):
+            return  # the output could not be stored: the agent failed, readers see it missing
         call = self._calls.get(agent.name)
         self.emit(
             "agent_finished",
@@ -303,14 +315,14 @@ class TurnRunner:
         self, inputs: dict[str, Any], missing: list[str], *, memory: dict[str, Any], iteration: int = 0
     ) -> FunctionContext:
         return FunctionContext(
-            message=self.message,
+            message=self.turn.message,
             user=self.session.user_id,
             session=self.session.id,
-            turn=self.number,
+            turn=self.turn.number,
             inputs=inputs,
             missing=missing,
             memory=memory,
-            options=self.options,
+            options=self.turn.options,
             runtime=self.runtime,
             turn_id=self.turn_id,
             iteration=iteration,
@@ -342,7 +354,7 @@ class TurnRunner:
         assert self.briefing is not None
         contract = self.pipeline.contracts[agent.name]
         ctx = self._context(agent, inputs, missing, at.get("iteration", 0))
-        instance = self.pool.instance_for(agent.model)
+        instance = self.services.pool.instance_for(agent.model)
         result.instance = instance.name
         self.emit("agent_queued", agent.name, instance=instance.name, deliver=agent.deliver, **at)
         messages = build_messages(
@@ -380,42 +392,53 @@ class TurnRunner:
         self._record_conflicts(agent, ctx)
         return output
 
+    def _skip(self, agent: AgentSpec, result: AgentResult, reason: str, at: At) -> None:
+        if self._write(agent, result, "skipped", None, reason, at):
+            self.emit("agent_skipped", agent.name, reason=reason, **at)
+
+    def _fail(self, result: AgentResult, error: str, at: At) -> None:
+        """The one place an agent fails, whether it failed to run or its output could not be
+        stored (at once or at its commit): its result says so and `agent_failed` is emitted."""
+        result.status, result.output, result.error = "failed", None, error
+        self.emit("agent_failed", result.name, instance=result.instance, error=error, attempts=result.attempts, **at)
+
     def _write(
-        self, agent: AgentSpec, result: AgentResult, status: str, output: Any, error: str | None, iteration: int = 0
-    ) -> None:
+        self, agent: AgentSpec, result: AgentResult, status: AgentStatus, output: Any, error: str | None, at: At
+    ) -> bool:
         """Queue the entry and publish it to this turn's readers at once: the store commits
         entries in the order written, so no reader's entry is committed before its inputs'.
-        The turn waits for every commit before it finishes (`_committed`)."""
+        The turn waits for every commit before it finishes (`_committed`). False when the
+        store refused the entry at once: the agent has failed then."""
         result.finished_s = self.clock()
         if result.started_s is None and status != "skipped":
             result.started_s = result.finished_s
-        result.status = status  # type: ignore[assignment]
+        result.status = status
         result.output = output
         result.error = error
         try:
-            self._writes.append(
-                (result, self.board.write(agent.name, status=status, output=output, error=error, iteration=iteration))
+            write = self.board.write(
+                agent.name, status=status, output=output, error=error, iteration=at.get("iteration", 0)
             )
         except CantataError as exc:
-            self._not_stored(result, exc)
+            self._fail(result, f"could not store the output: {exc}", at)
+            return False
+        self._writes.append((result, at, write))
+        return True
 
     async def _committed(self) -> None:
         """Wait for every entry's commit; an agent whose output could not be stored failed."""
-        for result, write in self._writes:
+        for result, at, write in self._writes:
             try:
                 await write
             except CantataError as exc:
-                self._not_stored(result, exc)
-                self.emit(
-                    "agent_failed", result.name, instance=result.instance, error=result.error, attempts=result.attempts
-                )
-
-    def _not_stored(self, result: AgentResult, exc: CantataError) -> None:
-        result.status, result.output, result.error = "failed", None, f"could not store the output: {exc}"
+                self._fail(result, f"could not store the output: {exc}", at)
 
     def _restore(self, result: AgentResult, status: str, output: Any, error: str | None) -> None:
-        result.status = status  # type: ignore[assignment]
-        result.output, result.error = output, error
+        if not is_agent_status(status):
+            raise StoreError(
+                f"agent '{result.name}' of turn {self.turn_id} has an unknown status '{status}' in the store"
+            )
+        result.status, result.output, result.error = status, output, error
         agent = self.pipeline.agents[result.name]
         if status == "ok":
             self._deliver(agent, output)
@@ -438,3 +461,15 @@ class TurnRunner:
         if "ok" not in statuses:
             return "failed"
         return "ok" if all(s == "ok" for s in statuses) else "degraded"
+
+
+@asynccontextmanager
+async def _task_group() -> AsyncIterator[asyncio.TaskGroup]:
+    """A TaskGroup that raises its first error as it is, as `gather` did, so that callers
+    of a turn see the error itself and not a group of one."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            yield group
+    except ExceptionGroup as failed:
+        error = failed.exceptions[0]
+        raise error from error.__cause__

@@ -10,12 +10,18 @@ largest cost of a turn's result objects (about 4 us per node, bench in the commi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, TypeAdapter
 
 AgentStatus = Literal["pending", "ok", "failed", "skipped"]
 TurnStatus = Literal["ok", "degraded", "failed"]
+_AGENT_STATUSES = frozenset(get_args(AgentStatus))
+
+
+def is_agent_status(value: str) -> TypeGuard[AgentStatus]:
+    """Whether a status read back (a stored entry's) is one an agent can have."""
+    return value in _AGENT_STATUSES
 
 
 def _round(value: float | None) -> float | None:

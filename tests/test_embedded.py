@@ -15,7 +15,7 @@ from cantata.backends.embedded import EmbeddedBackend
 from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG, InstanceConfig
 from cantata.errors import BackendError, BackendTimeout
-from cantata.nodes import Emit, ModelCall
+from cantata.model_call import Emit, ModelCall
 from cantata.pool import Instance
 from cantata.runtime import Cantata
 from cantata.spec import AgentSpec
@@ -84,23 +84,24 @@ async def test_second_call_with_the_same_briefing_reuses_it(backend: EmbeddedBac
 
 
 async def test_generation_runs_off_the_event_loop(backend: EmbeddedBackend) -> None:
-    ticks = 0
+    seen: list[str] = []
 
     async def ticker() -> None:
-        nonlocal ticks
         while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
+            await asyncio.sleep(0.001)
+            seen.append("tick")
 
     task = asyncio.create_task(ticker())
     request = CompletionRequest(messages=[Message("user", "Count from one to twenty.")], max_tokens=40)
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    await collect(backend, request)
-    elapsed = loop.time() - start
+    async with aclosing(backend.complete(request)) as stream:
+        async for chunk in stream:
+            if chunk.text:
+                seen.append("text")
     task.cancel()
-    # A blocked loop would tick about once; a free one ticks through the generation.
-    assert ticks >= elapsed / 0.01 / 4
+    # A loop blocked by the generation would run nothing else until it ended; a free one
+    # runs the ticker between the pieces of the reply as they arrive.
+    first, last = seen.index("text"), len(seen) - 1 - seen[::-1].index("text")
+    assert seen.count("text") > 1 and "tick" in seen[first:last]
 
 
 async def test_a_timeout_stops_generation_and_the_instance_stays_usable(backend: EmbeddedBackend) -> None:
@@ -164,10 +165,9 @@ async def assert_stopped(backend: EmbeddedBackend, instance: Instance) -> None:
     llm = backend._llm
     assert llm is not None
     evaluated = llm.n_tokens
-    # The worker thread is idle: a job queued behind the generation runs at once.
-    async with asyncio.timeout(1.0):
-        await asyncio.get_running_loop().run_in_executor(backend._executor, lambda: None)
-    await asyncio.sleep(0.3)
+    # A job queued on the model's one thread runs once the generation is over: had it gone
+    # on (to 1500 tokens), more tokens would have been evaluated by then.
+    await asyncio.get_running_loop().run_in_executor(backend._executor, lambda: None)
     assert llm.n_tokens == evaluated, "no token is generated after the caller gave up"
 
 

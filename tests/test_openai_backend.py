@@ -562,7 +562,7 @@ class Recording(httpx.AsyncBaseTransport):
 
 
 def counting_call(backend: OpenAICompatBackend, *, timeout_s: float, emit: Callable[..., None]) -> tuple[Any, Any]:
-    from cantata.nodes import ModelCall
+    from cantata.model_call import ModelCall
     from cantata.pool import Instance
     from cantata.spec import AgentSpec
     from cantata.turn import AgentResult

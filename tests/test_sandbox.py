@@ -6,7 +6,6 @@ import os
 import socket
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -162,10 +161,9 @@ async def test_unbounded_allocation_is_stopped(tmp_path: Path) -> None:
 
 async def test_an_endless_loop_is_stopped_by_its_cpu_limit(tmp_path: Path) -> None:
     folder = tool(tmp_path, "def run(value):\n    while True:\n        pass\n")
-    start = time.monotonic()
     result = await run_tool(folder, "tool", "run", None, limits=Limits(cpu_s=1, wall_s=20))
+    # Stopped by the CPU limit, not by the wall-clock kill (whose error names the wall clock).
     assert not result.ok and result.killed and "CPU" in (result.error or "")
-    assert time.monotonic() - start < 15
 
 
 async def test_a_sleeping_tool_is_killed_at_the_wall_clock_limit(tmp_path: Path) -> None:

@@ -1,18 +1,27 @@
-"""Turns on scripted instances: dependency order, start latency, early/final, failures, retries, timeouts."""
+"""Turns on scripted instances: dependency order, concurrency, early/final, failures, retries, timeouts.
+
+Nothing here measures time: order and concurrency are read from the order of the events,
+with generations held until another agent has reached a given point (`gate`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cantata.backends.base import Chunk, CompletionRequest
 from cantata.config import load_config
 from cantata.events import Event
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
 from cantata.turn import TurnResult
-from tests.helpers.pipelines import WriteFile, run_functions, scripted_config
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 # a -> (b, c) -> d, plus an early node e; b and c on instances of different speeds.
 DIAMOND = """
@@ -68,22 +77,81 @@ def speeds(write: WriteFile, **extra: object) -> Path:
     )
 
 
+def hold(app: Cantata, until: dict[str, asyncio.Event]) -> None:
+    """Hold each named agent's generation until its event is set. Call it after
+    `app.check(...)`, which opens the instances."""
+    for instance in app.pool.instances.values():
+
+        async def held(request: CompletionRequest, complete: Any = instance.backend.complete) -> AsyncIterator[Chunk]:
+            if request.agent in until:
+                await until[request.agent].wait()
+            async with aclosing(complete(request)) as stream:
+                async for chunk in stream:
+                    yield chunk
+
+        instance.backend.complete = held  # type: ignore[method-assign]
+
+
 async def test_agents_start_when_their_reads_are_written(write: WriteFile, home: Path) -> None:
-    result, events = await run(write("p.yaml", DIAMOND), speeds(write), home)
-    agents = {a.name: a for a in result.agents}
+    # e reads nothing and is held until d, at the end of the other path, has finished; b is
+    # held until its sibling c has finished. A scheduler in lock-step rounds (a and e, then
+    # b and c, then d) or one agent at a time would wait for ever.
+    pipeline = load_pipeline(write("p.yaml", DIAMOND))
+    app = Cantata(load_config(scripted_config(write, ok={"latency_s": 0.0, "serves": ["*"]})), home=home)
+    events: list[Event] = []
+    finished = {name: asyncio.Event() for name in pipeline.order}
+
+    def watch(event: Event) -> None:
+        events.append(event)
+        if event.type == "agent_finished" and event.agent:
+            finished[event.agent].set()
+
+    try:
+        await app.check(pipeline)
+        hold(app, {"e": finished["d"], "b": finished["c"]})
+        async with asyncio.timeout(30):  # only so that a waiting scheduler fails instead of hanging
+            result = await app.run_turn(pipeline, "hello", on_event=watch)
+    finally:
+        await app.close()
     assert result.status == "ok"
+    order = [(e.type, e.agent) for e in events]
     for name, reads in {"b": ["a"], "c": ["a"], "d": ["b", "c"]}.items():
-        ready = max(agents[r].finished_s or 0 for r in reads)
-        started = agents[name].started_s or 0
-        assert started >= ready, f"{name} started before its inputs were written"
-        # Event-driven: no round barrier, so d waits for slow b only, and starts at once. The
-        # gap is the commit of the input (on the store's thread: about 0.5 ms here); the bound
-        # leaves room for a loaded machine yet is far below a round (70 ms with these speeds).
-        assert started - ready < 0.02, f"{name} started {1000 * (started - ready):.1f} ms after its inputs"
-    # c (fast) finished long before b (slow): no lock-step rounds held it back.
-    assert (agents["c"].finished_s or 0) < (agents["b"].started_s or 0) + 0.1
-    # e reads nothing: it runs alongside a from the start.
-    assert (agents["e"].started_s or 1) < 0.05  # far below a (50 ms): it did not wait for a
+        for read in reads:
+            assert order.index(("agent_finished", read)) < order.index(("agent_started", name)), (name, read)
+    # Concurrent, not one after another: e was started before the path it does not read ran
+    # through (d finished first, e being held), and b before its sibling c had finished.
+    assert order.index(("agent_started", "e")) < order.index(("agent_finished", "d"))
+    assert order.index(("agent_finished", "d")) < order.index(("agent_finished", "e"))
+    assert order.index(("agent_started", "b")) < order.index(("agent_finished", "c"))
+    assert order.index(("agent_finished", "c")) < order.index(("agent_finished", "b"))
+    assert order[-1] == ("turn_delivered", None)  # the turn still waited for e
+
+
+async def test_cancelling_a_turn_cancels_its_agents_before_it_returns(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", DIAMOND))
+    app = Cantata(load_config(scripted_config(write, ok={"latency_s": 0.0, "serves": ["*"]})), home=home)
+    started = {name: asyncio.Event() for name in pipeline.order}
+    never = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        if event.type == "agent_started" and event.agent:
+            started[event.agent].set()
+
+    try:
+        await app.check(pipeline)
+        hold(app, {"e": never, "b": never})
+        turn = asyncio.create_task(app.run_turn(pipeline, "hello", on_event=watch))
+        await started["e"].wait()
+        await started["b"].wait()
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        # Every agent's task has ended with the turn, and the slots they held are free.
+        assert not [task for task in asyncio.all_tasks() if task.get_name().startswith("cantata:")]
+        assert all(instance.stats.running == 0 for instance in app.pool.instances.values())
+        assert not started["d"].is_set()
+    finally:
+        await app.close()
 
 
 async def test_early_and_final_delivery(write: WriteFile, home: Path) -> None:
@@ -172,8 +240,8 @@ async def test_timeout_fails_the_agent_not_the_turn(write: WriteFile, home: Path
     config = scripted_config(write, stuck={"latency_s": 30.0, "serves": ["fast"]}, ok={"serves": ["*"]})
     result, _ = await run(write("p.yaml", text), config, home)
     c = next(x for x in result.agents if x.name == "c")
+    # Stuck for 30 s: had the timeout not cut it, the agent would have succeeded.
     assert c.status == "failed" and "timed out after 0.05 s" in (c.error or "")
-    assert (c.finished_s or 99) < 1.0
     assert result.status == "degraded"
 
 
@@ -362,8 +430,19 @@ async def test_an_entry_refused_at_commit_fails_its_agent_and_the_turn_status(wr
         "name: race\nagents:\n  - name: side\n    function: racer.side\n"
         "  - name: answer\n    function: racer.answer\n    deliver: final\n"
     )
-    result, stored = await run_functions(write, home, text)
+    app = Cantata(load_config(scripted_config(write, fake={})), home=home)
+    events: list[Event] = []
+    try:
+        result = await app.run_turn(load_pipeline(write("p.yaml", text)), "hello", on_event=events.append)
+        stored = await app.store.get_turn(result.turn_id)
+    finally:
+        await app.close()
     answer = next(a for a in result.agents if a.name == "answer")
     assert answer.status == "failed" and "already has an entry" in (answer.error or "")
     assert result.status == "failed"
     assert stored is not None and stored.status == "failed"
+    # Finished as soon as its entry was queued (its readers start then), then failed once,
+    # with the error its result has, when the commit refused the entry.
+    reported = [e for e in events if e.agent == "answer" and e.type in ("agent_failed", "agent_finished")]
+    assert [e.type for e in reported] == ["agent_finished", "agent_failed"]
+    assert reported[-1].data["error"] == answer.error

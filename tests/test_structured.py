@@ -11,7 +11,7 @@ from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest
 from cantata.config import InstanceConfig
 from cantata.context import CheckContext
 from cantata.errors import BackendUnavailable, OutputInvalid, OutputTruncated, Rejected, SpecError
-from cantata.nodes import ModelCall
+from cantata.model_call import ModelCall
 from cantata.pool import Instance
 from cantata.spec import AgentSpec
 from cantata.structured import contract_from_model, contract_from_schema, parse_json_reply

@@ -1,0 +1,323 @@
+"""One agent's model call: attempts with backoff, validation, one repair, the pipeline's
+shortcut and check, each generation built, streamed and accounted for in its own step.
+
+Time limits follow one idiom: an `asyncio.Timeout` whose expiry says whose limit it was
+(`_Deadline`, and `call_user` for a pipeline's code). An attempt has one timer, not one
+per limit: it stands at the agent's `timeout_s` for the attempt and is moved earlier for
+each generation to what the instance's measured speed needs (speed.py), then back for the
+check. Scheduling a timer is part of every node's cost, so a call on a fast instance
+arms it once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.context import CheckContext, FunctionContext
+from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
+from cantata.nodes import call_user, normalise
+from cantata.pool import Instance, rank
+from cantata.spec import AgentSpec
+from cantata.speed import SLACK
+from cantata.structured import OutputContract, repair_instruction
+from cantata.turn import AgentResult
+
+Emit = Callable[..., None]
+
+
+class ModelCall:
+    """One agent's model call on a shared instance, filling in its AgentResult as it goes."""
+
+    def __init__(
+        self,
+        *,
+        agent: AgentSpec,
+        instance: Instance,
+        messages: list[Message],
+        contract: OutputContract | None,
+        result: AgentResult,
+        emit: Emit,
+        clock: Callable[[], float],
+        prefix: str | None = None,
+        check: Callable[[CheckContext], Any] | None = None,
+        shortcut: Callable[[FunctionContext], Any] | None = None,
+        context: FunctionContext | None = None,
+    ) -> None:
+        self.agent = agent
+        self.prefix = prefix
+        self.check = check
+        self.shortcut = shortcut
+        self.shortcut_answered = False
+        self.context = context
+        self.instance = instance
+        self.messages = messages
+        self.contract = contract
+        self.result = result
+        self.emit = emit
+        self.clock = clock
+        self.rank = rank(early=agent.deliver == "early", priority=agent.priority)
+        # For live figures: time to the first token and generation time of the last call.
+        self.first_token_s: float | None = None
+        self.generation_s = 0.0
+        self.largest_prompt = 0  # tokens of the longest single call (a repair is longer)
+
+    async def run(self) -> Any:
+        """The validated output; raises the last error once every attempt has failed."""
+        agent = self.agent
+        last_error: CantataError | None = None
+        for attempt in range(agent.retries + 1):
+            if attempt:
+                delay = min(0.25 * 2 ** (attempt - 1), 4.0)
+                self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
+                await asyncio.sleep(delay)
+            try:
+                return await self._attempt(first=attempt == 0)
+            except _ShortcutFailed as failed:
+                # The pipeline's own code failed: no model call stands in for it.
+                raise failed.error from failed.error.__cause__
+            except (BackendError, OutputInvalid) as exc:
+                last_error = exc
+        assert last_error is not None
+        if self.check is not None:
+            # Entries that code writes (a risk tier, say) must exist even when the model
+            # failed: the check gets the last chance with no reply, and may answer safely.
+            self.emit("agent_retry", agent.name, fallback=True, error=str(last_error))
+            try:
+                return await self._run_check(None, last_chance=True)
+            except (Rejected, OutputInvalid, BackendError):
+                pass
+        raise last_error
+
+    async def _attempt(self, *, first: bool) -> Any:
+        agent = self.agent
+        async with self.instance.slot(self.rank, self.prefix):
+            if first and self.shortcut is not None:
+                # Decided holding the slot: the agent took its place in the queue by rank the
+                # moment it was ready, so the early reply still goes first while its shortcut
+                # runs on a thread (one that answers frees the slot unused).
+                answer = await self._run_shortcut()
+                if answer is not None:
+                    return answer
+            if self.result.started_s is None:
+                self.result.started_s = self.clock()
+                self.emit("agent_started", agent.name, instance=self.instance.name)
+            # Armed by the first generation, which knows its own deadline (see _Deadline).
+            try:
+                async with asyncio.timeout(None) as timer:
+                    deadline = _Deadline(timer, agent.timeout_s)
+                    return await self._answer(deadline)
+            except TimeoutError as exc:
+                if not timer.expired():  # the backend's own TimeoutError, not the deadline
+                    raise BackendError(f"instance '{self.instance.name}' raised TimeoutError: {exc}") from exc
+                raise deadline.timed_out(self.instance.name) from exc
+
+    async def _answer(self, deadline: _Deadline) -> Any:
+        """A reply validated (repaired once if need be) and checked, within the attempt's deadline."""
+        text, finish = await self._generate(self.messages, deadline)
+        try:
+            output = self._parse(text, finish)
+        except OutputInvalid as invalid:
+            if self.contract is None or isinstance(invalid, OutputTruncated):
+                raise  # a cut reply is not a format mistake: a repair would be cut too
+            # One repair: same briefing (still cached), plus the error to fix.
+            self.emit("agent_retry", self.agent.name, repair=True, error=str(invalid))
+            repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
+            text, finish = await self._generate(repair, deadline)
+            output = self._parse(text, finish)
+        return await self._checked(output, text, deadline)
+
+    def _parse(self, text: str, finish: str | None) -> Any:
+        try:
+            if self.contract is not None:
+                return self.contract.validate_text(text)
+            if not text.strip():
+                raise OutputInvalid("the model returned an empty reply")
+            return text.strip()
+        except OutputInvalid as invalid:
+            if finish != "length":
+                raise
+            raise OutputTruncated(
+                f"the reply was cut at max_tokens={self.agent.max_tokens} before it was complete "
+                f"(raise the agent's max_tokens): {invalid}"
+            ) from invalid
+
+    async def _checked(self, output: Any, text: str, deadline: _Deadline) -> Any:
+        """The pipeline's check on a valid reply: keep, correct, or regenerate once."""
+        if self.check is None:
+            return output
+        deadline.whole()
+        try:
+            return await self._run_check(output, last_chance=False)
+        except Rejected as rejected:
+            reason = str(rejected)
+        self.emit("agent_retry", self.agent.name, regenerate=True, error=reason)
+        again = [
+            *self.messages,
+            Message("assistant", text),
+            Message("user", f"Your reply was rejected: {reason}. Write it again without that problem."),
+        ]
+        try:
+            second: Any = self._parse(*await self._generate(again, deadline))
+        except OutputInvalid:
+            second = None
+        deadline.whole()
+        try:
+            return await self._run_check(second, last_chance=True)
+        except Rejected as refused:
+            raise OutputInvalid(f"the check rejected the reply twice: {refused}") from refused
+
+    async def _run_shortcut(self) -> Any:
+        """The shortcut's output, or None to call the model."""
+        assert self.shortcut is not None and self.context is not None
+        try:
+            # A CheckContext with no output: the shortcut may decide by the instance and model too.
+            ctx = CheckContext(**vars(self.context), instance=self.instance.name, model=self.instance.config.model)
+            value = await call_user(self.shortcut, ctx, self.agent.timeout_s, what="shortcut", agent=self.agent.name)
+            if value is None:
+                return None
+            output = normalise(value, self.contract)
+        except (BackendError, OutputInvalid) as exc:
+            raise _ShortcutFailed(exc) from exc
+        self.shortcut_answered = True
+        return output
+
+    async def _run_check(self, output: Any, *, last_chance: bool) -> Any:
+        assert self.check is not None and self.context is not None
+        ctx = CheckContext(
+            **vars(self.context),
+            output=output,
+            last_chance=last_chance,
+            instance=self.instance.name,
+            model=self.instance.config.model,
+        )
+        value = await call_user(self.check, ctx, self.agent.timeout_s, what="check", agent=self.agent.name)
+        return normalise(value, self.contract)
+
+    async def _generate(self, messages: list[Message], deadline: _Deadline) -> tuple[str, str | None]:
+        """The reply's text and why it ended (`finish_reason`: "stop", "length", ...)."""
+        agent = self.agent
+        self.result.attempts += 1
+        # The prompt is counted roughly, as if nothing were cached.
+        prompt_tokens = sum(len(m.content) for m in messages) // 4
+        deadline.for_generation(self.instance.speed.deadline_s(prompt_tokens, agent.max_tokens, agent.timeout_s))
+        reply = await self._stream(self._request(messages))
+        self._account(reply)
+        return reply.text, reply.finish
+
+    def _request(self, messages: list[Message]) -> CompletionRequest:
+        agent = self.agent
+        return CompletionRequest(
+            messages=messages,
+            max_tokens=agent.max_tokens,
+            temperature=agent.temperature,
+            schema=self.contract.schema if self.contract else None,
+            schema_name=self.contract.name if self.contract else "output",
+            thinking=agent.thinking,
+            priority=self.rank,
+            agent=agent.name,
+        )
+
+    async def _stream(self, request: CompletionRequest) -> _Reply:
+        """The backend's reply, each piece of text emitted as it arrives."""
+        name = self.agent.name
+        parts: list[str] = []
+        usage = Usage()
+        finish: str | None = None
+        start = self.clock()
+        first: float | None = None
+        # Closed on the way out whatever happens (timeout, cancellation, an error here):
+        # the generation stops and the backend's slot is free at once (base.py).
+        async with aclosing(self.instance.backend.complete(request)) as stream:
+            async for chunk in stream:
+                if chunk.text:
+                    if first is None:
+                        first = self.clock() - start
+                    parts.append(chunk.text)
+                    self.emit("agent_token", name, text=chunk.text)
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if chunk.finish_reason is not None:
+                    finish = chunk.finish_reason
+        return _Reply("".join(parts), finish, usage, first, self.clock() - start)
+
+    def _account(self, reply: _Reply) -> None:
+        """The instance's speed estimate, this call's figures and the agent's token sums."""
+        usage = reply.usage
+        self.instance.speed.observe(
+            computed_prompt_tokens=usage.prompt_tokens - usage.cached_tokens,
+            first_token_s=reply.first_token_s,
+            completion_tokens=usage.completion_tokens,
+            total_s=reply.total_s,
+        )
+        if self.first_token_s is None:
+            self.first_token_s = reply.first_token_s
+        self.generation_s += reply.total_s
+        self.largest_prompt = max(self.largest_prompt, usage.prompt_tokens)
+        result = self.result
+        result.finish_reason = reply.finish
+        result.prompt_tokens += usage.prompt_tokens
+        result.cached_tokens += usage.cached_tokens
+        result.completion_tokens += usage.completion_tokens
+
+
+@dataclass(slots=True)
+class _Reply:
+    """One generation as streamed: its text, why it ended, and what it cost."""
+
+    text: str
+    finish: str | None
+    usage: Usage
+    first_token_s: float | None  # from the request to the first piece of text; None if none came
+    total_s: float
+
+
+class _Deadline:
+    """The one timer of an attempt: the agent's `timeout_s` for the whole attempt, moved
+    earlier while a generation runs to what the instance's measured speed needs for it, so
+    a hung instance is caught in seconds, not at the ceiling. The timer is moved only when
+    its time changes: on a fast instance it is armed once per call."""
+
+    __slots__ = ("timer", "limit_s", "end", "generation_s")
+
+    def __init__(self, timer: asyncio.Timeout, limit_s: float) -> None:
+        self.timer = timer
+        self.limit_s = limit_s
+        self.end = asyncio.get_running_loop().time() + limit_s  # the attempt's ceiling
+        self.generation_s = limit_s  # the current generation's own deadline, in seconds
+
+    def for_generation(self, seconds: float) -> None:
+        """Expire `seconds` from now (the speed's deadline), or at the ceiling if sooner."""
+        at = asyncio.get_running_loop().time() + seconds
+        self.generation_s = seconds
+        self._move(at if at < self.end else self.end)
+
+    def whole(self) -> None:
+        """Back to the attempt's ceiling: what follows a generation is not the instance's to answer for."""
+        self._move(self.end)
+
+    def _move(self, when: float) -> None:
+        if self.timer.when() != when:
+            self.timer.reschedule(when)
+
+    def timed_out(self, instance: str) -> BackendTimeout:
+        """The error for the expired timer, saying whose limit it was."""
+        when = self.timer.when()
+        if when is not None and when < self.end:
+            return BackendTimeout(
+                f"no complete reply within {self.generation_s:.1f} s on instance '{instance}': "
+                f"{SLACK:g}x what its measured speed needs for this call (timeout_s {self.limit_s:g} s)"
+            )
+        return BackendTimeout(f"timed out after {self.limit_s:g} s on instance '{instance}'")
+
+
+class _ShortcutFailed(Exception):
+    """Carries a shortcut's failure past the retries: retrying would not rerun it."""
+
+    def __init__(self, error: BackendError | OutputInvalid) -> None:
+        super().__init__(str(error))
+        self.error = error
