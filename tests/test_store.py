@@ -171,6 +171,29 @@ async def test_a_turn_starts_with_what_it_reads_of_earlier_turns(store: Store) -
     assert elsewhere.context == TurnContext(memory={"persona": context.memory["persona"]})
 
 
+async def test_a_users_turns_are_read_across_sessions_newest_first_of_one_pipeline_if_asked(
+    store: Store,
+) -> None:
+    built = store.new_session("ana", "factory")
+    one = (await store.start_turn(built, "build it", new_session=True)).id
+    await store.finish_turn(one, "ok", [("builder", "early"), ("documenter", "done")])
+    chat = store.new_session("ana", "coaching")
+    two = (await store.start_turn(chat, "hello", new_session=True)).id
+    three = (await store.start_turn(built, "build another")).id
+    await new_turn(store, "ben")  # another user's: never listed
+    turns = await store.user_turns("ana")
+    assert [(t.id, t.session_id, t.number, t.message) for t in turns] == [
+        (three, built.id, 2, "build another"),
+        (two, chat.id, 1, "hello"),
+        (one, built.id, 1, "build it"),
+    ]
+    assert turns[-1] == await store.get_turn(one)  # the same row, replies in order
+    assert turns[-1].replies == [("builder", "early"), ("documenter", "done")]
+    assert [t.id for t in await store.user_turns("ana", pipeline="factory")] == [three, one]
+    assert await store.user_turns("ana", pipeline="nothing") == []
+    assert await store.user_turns("nobody") == []
+
+
 async def test_summary_is_kept_per_session(store: Store) -> None:
     session_id, _ = await new_turn(store, "ana")
     assert await store.session_summary(session_id) == ("", 0)
@@ -226,6 +249,39 @@ async def test_memory_of_several_agents_is_read_at_once_in_the_order_asked(store
     assert (memory["persona"].output, memory["persona"].iteration) == (["persona", 2, 2], 2)
     assert (await store.latest_outputs("ana", ["persona"], before_turn=second))["persona"].output == ["persona", 1]
     assert await store.latest_outputs("ana", [], before_turn=10**9) == {}
+
+
+async def test_entry_histories_are_each_turns_entries_in_write_order_of_the_agents_asked(store: Store) -> None:
+    _, looped = await new_turn(store, "ana")
+    _, plain = await new_turn(store, "ana")
+    _, empty = await new_turn(store, "ana")
+    writes = [(looped, "critic", 1), (looped, "tester", 1), (plain, "tester", 0), (looped, "critic", 2)]
+    writes += [(looped, "tester", 2), (plain, "deployer", 0)]
+    for turn_id, agent, iteration in writes:
+        await store.write_entry(
+            turn_id=turn_id, user_id="ana", agent=agent, status="ok", output=[agent, iteration], error=None,
+            iteration=iteration,
+        )  # fmt: skip
+    histories = await store.entry_histories([looped, plain, empty, 10**9])
+    assert histories == {
+        looped: await store.entry_history(looped),
+        plain: await store.entry_history(plain),
+        empty: [],
+        10**9: [],  # no such turn: nothing, as for a turn without entries
+    }
+    assert [(e.agent, e.iteration) for e in histories[looped]] == [
+        ("critic", 1),
+        ("tester", 1),
+        ("critic", 2),
+        ("tester", 2),
+    ]
+    tested = await store.entry_histories([plain, looped], agents=["tester"])
+    assert {turn_id: [e.output for e in found] for turn_id, found in tested.items()} == {
+        plain: [["tester", 0]],
+        looped: [["tester", 1], ["tester", 2]],
+    }
+    assert await store.entry_histories([looped], agents=[]) == {looped: []}
+    assert await store.entry_histories([]) == {}
 
 
 async def test_an_output_reads_back_as_written_non_finite_numbers_included(store: Store) -> None:
@@ -292,6 +348,27 @@ async def test_events_without_a_write_are_committed_soon(store: Store) -> None:
     assert committed == [event] and event.seq is not None
 
 
+async def test_turn_events_are_each_turns_stored_events_in_order(store: Store) -> None:
+    first_session, first = await new_turn(store, "ana")
+    second_session, second = await new_turn(store, "ben")
+    _, quiet = await new_turn(store, "ana")
+    store.record_event(Event("turn_started", first, first_session, 0.0))
+    store.record_event(Event("agent_started", second, second_session, 0.0, "a"))
+    store.record_event(Event("agent_token", first, first_session, 0.1, "a", {"text": "x"}))  # live only
+    store.record_event(Event("agent_finished", first, first_session, 0.2, "a", {"tokens": 3}))
+    # Buffered, not yet committed: the read commits them first, as `events` does.
+    found = await store.turn_events([second, first, quiet, 10**9])
+    assert found == {
+        first: await store.events(first),
+        second: await store.events(second),
+        quiet: [],
+        10**9: [],
+    }
+    assert [(e.type, e.seq is not None) for e in found[first]] == [("turn_started", True), ("agent_finished", True)]
+    assert found[first][1].data == {"tokens": 3}
+    assert await store.turn_events([]) == {}
+
+
 async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events(store: Store) -> None:
     mine_session, mine = await new_turn(store, "u")
     theirs_session, theirs = await new_turn(store, "v")
@@ -305,13 +382,23 @@ async def test_odd_event_data_is_stored_and_deleted_turns_lose_only_their_events
     assert await store.events_after(0, user_id="v") == []
 
 
-async def test_events_of_many_turns_in_one_commit_are_all_stored(store: Store) -> None:
+async def test_events_of_many_turns_in_one_commit_are_all_stored_and_read_back_by_turn_ids(store: Store) -> None:
     # More turns than one statement may name: the store asks which exist in chunks.
     started = [await new_turn(store, "ana") for _ in range(600)]
     for session_id, turn_id in started:
         store.record_event(Event("agent_started", turn_id, session_id, 0.1, "a"))
     stored = await store.events_after(0, limit=10_000)  # commits the buffered events first
     assert sorted(e.turn_id for e in stored) == sorted(turn_id for _, turn_id in started)
+    # And read back by turn ids, more than one statement may name too (entries alike).
+    turn_ids = [turn_id for _, turn_id in started]
+    assert {turn_id: [e.seq for e in found] for turn_id, found in (await store.turn_events(turn_ids)).items()} == {
+        e.turn_id: [e.seq] for e in stored
+    }
+    await asyncio.gather(
+        *(store.write_entry(turn_id=t, user_id="ana", agent="a", status="ok", output=t, error=None) for t in turn_ids)
+    )
+    histories = await store.entry_histories(turn_ids, agents=["a"])
+    assert {turn_id: [e.output for e in found] for turn_id, found in histories.items()} == {t: [t] for t in turn_ids}
 
 
 async def test_instance_events_are_agent_events_since_a_time_with_their_turn_status(store: Store) -> None:

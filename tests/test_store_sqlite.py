@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from cantata.errors import StoreError
 from cantata.store import SqliteStore, open_store
 from cantata.store.migrations import MIGRATIONS, execute_script, migrate, name_of
+from tests.helpers.stores import statements_during
 
 
 async def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
@@ -154,17 +154,6 @@ async def test_a_migration_may_hold_a_trigger_and_move_data_and_fails_whole(tmp_
     db.close()
 
 
-async def statements_during(store: SqliteStore, read: Callable[[], Awaitable[object]]) -> list[str]:
-    """The SQL statements the store's connection runs while `read` is awaited."""
-    statements: list[str] = []
-    await store.commit(lambda db: db.set_trace_callback(statements.append))
-    statements.clear()
-    await read()
-    await store.commit(lambda db: db.set_trace_callback(None))
-    assert statements.pop() == "BEGIN IMMEDIATE"  # of that last commit
-    return statements
-
-
 @pytest.mark.parametrize("turns", [5, 50])
 async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Path, turns: int) -> None:
     # The same fixed counts for both sizes: no read runs a query per turn, reply or agent.
@@ -180,9 +169,20 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
         "export": len(await statements_during(store, lambda: store.export_user("ana"))),
         "turns": len(await statements_during(store, lambda: store.turns(session.id))),
         "memory": len(await statements_during(store, lambda: store.latest_outputs("ana", memory, 10**9))),
+        "user turns": len(await statements_during(store, lambda: store.user_turns("ana", pipeline="p"))),
     }
+    turn_ids = [t.id for t in await store.user_turns("ana")]
+    counted["turn events"] = len(await statements_during(store, lambda: store.turn_events(turn_ids)))
+    counted["entry histories"] = len(await statements_during(store, lambda: store.entry_histories(turn_ids, memory)))
     exported = await store.export_user("ana")
     assert len(exported["sessions"][0]["turns"]) == turns
     assert [t.replies for t in await store.turns(session.id)][-1] == [("a", "early"), ("b", f"reply {turns - 1}")]
     await store.close()
-    assert counted == {"export": 4, "turns": 1, "memory": 1}
+    assert counted == {
+        "export": 4,
+        "turns": 1,
+        "memory": 1,
+        "user turns": 1,
+        "turn events": 1,
+        "entry histories": 1,
+    }

@@ -76,6 +76,12 @@ class SessionStore(Protocol):
         """The session's turns, in order."""
         ...
 
+    async def user_turns(self, user_id: str, *, pipeline: str | None = None) -> list[TurnRow]:
+        """The user's turns across their sessions (of one pipeline's sessions, if given),
+        newest first: one read however many sessions (a report over a user's turns, such
+        as the factory's task board, reads their events and entries by turn ids next)."""
+        ...
+
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
         """The turn if it is still marked running (to resume it), else None."""
         ...
@@ -123,6 +129,13 @@ class BlackboardStore(Protocol):
         """Every entry of the turn, every iteration, in the order written."""
         ...
 
+    async def entry_histories(
+        self, turn_ids: Sequence[int], agents: Sequence[str] | None = None
+    ) -> dict[int, list[EntryRow]]:
+        """`entry_history` of many turns at once, by turn id (each id asked for has a list,
+        empty if the turn has no entry); only the entries of `agents`, if given."""
+        ...
+
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         """Each agent's latest successful entry for this user, from turns before `before_turn`."""
         ...
@@ -142,6 +155,11 @@ class EventLog(Protocol):
 
     async def events(self, turn_id: int) -> list[Event]:
         """The turn's stored events, in order (buffered ones are committed first)."""
+        ...
+
+    async def turn_events(self, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
+        """`events` of many turns at once, by turn id (each id asked for has a list, empty
+        if the turn has none), each turn's in order."""
         ...
 
     async def events_after(

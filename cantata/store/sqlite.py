@@ -165,6 +165,13 @@ class SqliteStore:
     async def turns(self, session_id: str) -> list[TurnRow]:
         return await self._read(lambda db: queries.turn_rows(db, "t.session_id = ?", (session_id,)))
 
+    async def user_turns(self, user_id: str, *, pipeline: str | None = None) -> list[TurnRow]:
+        where, params = ["s.user_id = ?"], [user_id]
+        if pipeline is not None:
+            where.append("s.pipeline = ?")
+            params.append(pipeline)
+        return await self._read(lambda db: queries.turn_rows(db, " AND ".join(where), tuple(params), order="t.id DESC"))
+
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
         def read(db: sqlite3.Connection) -> UnfinishedTurn | None:
             row = db.execute(
@@ -229,7 +236,12 @@ class SqliteStore:
         return {entry.agent: entry for entry in await self.entry_history(turn_id)}
 
     async def entry_history(self, turn_id: int) -> list[EntryRow]:
-        return await self._read(lambda db: queries.entry_rows(db, turn_id))
+        return await self._read(lambda db: queries.entry_rows(db, "turn_id = ?", (turn_id,)))
+
+    async def entry_histories(
+        self, turn_ids: Sequence[int], agents: Sequence[str] | None = None
+    ) -> dict[int, list[EntryRow]]:
+        return await self._read(lambda db: queries.entry_histories(db, turn_ids, agents))
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         if not agents:
@@ -250,7 +262,11 @@ class SqliteStore:
 
     async def events(self, turn_id: int) -> list[Event]:
         await self._committer.flush()
-        return await self._read(lambda db: queries.event_rows(db, "e.turn_id = ?", (turn_id,), 10**9))
+        return await self._read(lambda db: queries.event_rows(db, "e.turn_id = ?", (turn_id,), queries.ALL))
+
+    async def turn_events(self, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
+        await self._committer.flush()
+        return await self._read(lambda db: queries.turn_events(db, turn_ids))
 
     async def events_after(
         self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000

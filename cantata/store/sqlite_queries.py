@@ -2,15 +2,16 @@
 
 Each read is one statement whatever the number of rows it gathers (a user's turns, a
 turn's replies, the latest entry of each memory agent), so its cost does not grow with
-queries per row: tests/test_store_sqlite.py counts them.
+queries per row: tests/test_store_sqlite.py counts them. A read by a list of turn ids
+takes one statement per `CHUNK` ids (SQLite bounds the parameters of one statement).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any, TypeVar, cast
 
 from cantata.events import Event, EventType
 from cantata.store.protocols import RECENT_TURNS
@@ -24,6 +25,31 @@ INSERT_ENTRY = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
+CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
+ALL = -1  # as a LIMIT: no limit
+
+R = TypeVar("R", EntryRow, Event)
+
+
+def marks(values: Sized) -> str:
+    """ "?, ?, ...": one parameter per value, for an `IN (...)`."""
+    return ", ".join("?" * len(values))
+
+
+def in_chunks(ids: Iterable[int]) -> Iterator[tuple[str, list[int]]]:
+    """The distinct `ids`, ascending, `CHUNK` at a time, each with its marks."""
+    distinct = sorted(set(ids))
+    for start in range(0, len(distinct), CHUNK):
+        chunk = distinct[start : start + CHUNK]
+        yield marks(chunk), chunk
+
+
+def by_turn(turn_ids: Iterable[int], rows: Iterable[R]) -> dict[int, list[R]]:
+    """`rows` grouped by their turn, in the order given; every turn asked for has a list."""
+    found: dict[int, list[R]] = {turn_id: [] for turn_id in turn_ids}
+    for row in rows:
+        found[row.turn_id].append(row)
+    return found
 
 
 def insert_events(db: sqlite3.Connection, rows: list[EventValues]) -> int:
@@ -33,12 +59,9 @@ def insert_events(db: sqlite3.Connection, rows: list[EventValues]) -> int:
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
     # Which of their turns exist, asked once per turn rather than once per event (in
     # chunks: SQLite bounds the parameters of one statement).
-    turns = sorted({row[0] for row in rows})
     existing: set[int] = set()
-    for start in range(0, len(turns), 500):
-        chunk = turns[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        existing.update(found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({marks})", chunk))
+    for chunk_marks, chunk in in_chunks(row[0] for row in rows):
+        existing.update(found for (found,) in db.execute(f"SELECT id FROM turns WHERE id IN ({chunk_marks})", chunk))
     db.executemany(
         "INSERT INTO events (id, turn_id, type, agent, at_s, wall, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
@@ -97,9 +120,11 @@ def turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memo
     )
 
 
-def turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[TurnRow]:
-    """The turns `where` says, each with its replies: one row per reply (or one for a turn
-    without any), grouped here."""
+def turn_rows(
+    db: sqlite3.Connection, where: str, params: tuple[Any, ...], *, order: str = "t.number, t.id"
+) -> list[TurnRow]:
+    """The turns `where` says, in `order`, each with its replies: one row per reply (or one
+    for a turn without any), grouped here."""
     rows = db.execute(
         f"""
         SELECT t.id, t.session_id, s.user_id, s.pipeline, t.number, t.status, t.started_at, t.finished_at,
@@ -107,7 +132,7 @@ def turn_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> li
                r.agent, r.content
         FROM turns t JOIN sessions s ON s.id = t.session_id
         LEFT JOIN messages r ON r.turn_id = t.id AND r.role = 'assistant'
-        WHERE {where} ORDER BY t.number, t.id, r.id
+        WHERE {where} ORDER BY {order}, r.id
         """,
         params,
     )
@@ -135,11 +160,46 @@ def event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limi
     ]
 
 
-def entry_rows(db: sqlite3.Connection, turn_id: int) -> list[EntryRow]:
+def turn_events(db: sqlite3.Connection, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
+    """The events of the turns, by turn, in the order stored: one statement per chunk of
+    turns (a turn's events are all in its chunk's, so they stay in order)."""
+    return by_turn(
+        turn_ids,
+        (
+            event
+            for chunk_marks, chunk in in_chunks(turn_ids)
+            for event in event_rows(db, f"e.turn_id IN ({chunk_marks})", tuple(chunk), ALL)
+        ),
+    )
+
+
+def entry_rows(db: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[EntryRow]:
+    """The entries `where` says, in the order written (a looped agent's iterations in turn)."""
     rows = db.execute(
-        f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE turn_id = ? ORDER BY created_at, iteration", (turn_id,)
+        f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE {where} ORDER BY created_at, iteration", params
     ).fetchall()
     return [entry(row) for row in rows]
+
+
+def entry_histories(
+    db: sqlite3.Connection, turn_ids: Sequence[int], agents: Sequence[str] | None
+) -> dict[int, list[EntryRow]]:
+    """Every entry of the turns (of `agents` only, if given), by turn, in the order written:
+    one statement per chunk of turns."""
+    if agents is None:
+        of_agents, named = "", []
+    elif agents:
+        of_agents, named = f" AND agent IN ({marks(agents)})", list(agents)
+    else:
+        return by_turn(turn_ids, [])
+    return by_turn(
+        turn_ids,
+        (
+            row
+            for chunk_marks, chunk in in_chunks(turn_ids)
+            for row in entry_rows(db, f"turn_id IN ({chunk_marks}){of_agents}", [*chunk, *named])
+        ),
+    )
 
 
 def entry(row: tuple[Any, ...]) -> EntryRow:
@@ -176,12 +236,7 @@ def export_user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
         f"SELECT turn_id, role, agent, content FROM messages WHERE turn_id IN ({of_user}) ORDER BY id", (user_id,)
     ):
         turns[turn_id]["messages"].append({"role": role, "agent": agent, "content": content})
-    history: dict[int, list[EntryRow]] = {}
-    for row in db.execute(
-        f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE turn_id IN ({of_user}) ORDER BY created_at, iteration",
-        (user_id,),
-    ):
-        history.setdefault(row[0], []).append(entry(row))
+    history = by_turn(turns, entry_rows(db, f"turn_id IN ({of_user})", (user_id,)))
     for turn_id, entries in history.items():
         latest = {e.agent: e for e in entries}
         turns[turn_id]["blackboard"] = {
