@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 
@@ -19,9 +18,10 @@ from cantata.loader import load_pipeline
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
 from cantata.pipelines.factory.roles import refusal
-from cantata.runtime import DEFAULT_USER, Cantata
-from cantata.store import Store
+from cantata.runtime import Cantata
+from cantata.store import SqliteStore
 from tests.helpers.pipelines import WriteFile
+from tests.helpers.stores import statements_during
 
 CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
 REQUEST = "an agent that extracts action items with owners and due dates from meeting notes"
@@ -209,43 +209,51 @@ async def test_the_task_board_lists_factory_turns_with_their_progress_and_only_t
     assert others["user"] == "ben" and others["tasks"] == []
 
 
-class CountingStore:
-    """A store that counts the calls made to it, by method."""
+async def add_factory_session(store: SqliteStore, user: str, turns: int) -> None:
+    """A factory session of `turns` finished tasks, each with its events, two tester
+    iterations (the second passing) and a deployment."""
+    session = store.new_session(user, "factory")
+    for n in range(turns):
+        turn_id = (await store.start_turn(session, f"task {n}", new_session=n == 0)).id
+        for iteration in (1, 2):
+            store.record_event(Event("agent_started", turn_id, session.id, 1.0, "tester", {"iteration": iteration}))
+            report = {"dev_passed": iteration, "dev_total": 2, "heldout_passed": iteration, "heldout_total": 2}
+            await store.write_entry(
+                turn_id=turn_id, user_id=user, agent="tester", status="ok", output=report, error=None,
+                iteration=iteration,
+            )  # fmt: skip
+        store.record_event(Event("agent_finished", turn_id, session.id, 2.5, "deployer", {"completion_tokens": 7}))
+        deployment = {"deployed": True, "name": f"agent-{n}", "version": 1, "reason": ""}
+        await store.write_entry(
+            turn_id=turn_id, user_id=user, agent="deployer", status="ok", output=deployment, error=None
+        )
+        await store.finish_turn(turn_id, "ok", [("documenter", "done")])
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.calls: list[str] = []
 
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.store, name)
-        if not callable(found):
-            return found
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(name)
-            return found(*args, **kwargs)
-
-        return call
-
-
-async def test_the_task_board_reads_the_store_as_often_for_one_task_as_for_many_in_a_session(
-    write: WriteFile, home: Path
-) -> None:
-    app = Cantata(load_config(canned_config(write)), home=home)
-    counted = CountingStore(app.store)
-    calls = []
+async def test_the_task_board_takes_as_many_statements_for_ten_factory_sessions_as_for_one(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "cantata.db")
     try:
-        first = await app.run_turn(pipelines.load("factory"), "asdf")  # refused at once: a quick task
-        for _ in range(3):
-            board = await task_board(cast(Store, counted), DEFAULT_USER)
-            calls.append(sorted(counted.calls))
-            counted.calls.clear()
-            await app.run_turn(pipelines.load("factory"), "asdf", session_id=first.session)
-        board = await task_board(cast(Store, counted), DEFAULT_USER)
+        chat = store.new_session("ann", "coaching")  # not a task
+        await store.start_turn(chat, "hello", new_session=True)
+        await add_factory_session(store, "ben", 2)  # not ann's
+        await add_factory_session(store, "ann", 3)
+        one = await statements_during(store, lambda: task_board(store, "ann"))
+        for _ in range(9):
+            await add_factory_session(store, "ann", 3)
+        board = await task_board(store, "ann")
+        ten = await statements_during(store, lambda: task_board(store, "ann"))
+        last = (await store.events_after(0, user_id="ann", limit=10**6))[-1]
     finally:
-        await app.close()
-    assert calls[0] == calls[1] == calls[2] == sorted(counted.calls), "one more task, more store calls"
-    assert len(board.tasks) == 4 and all(t.reason and "too short" in t.reason for t in board.tasks)
+        await store.close()
+    assert len(one) == len(ten) == 3, ten  # the turns, their events, their entries
+    assert len(board.tasks) == 30 and [t.turn_id for t in board.tasks] == sorted(
+        (t.turn_id for t in board.tasks), reverse=True
+    )
+    newest = board.tasks[0]
+    assert (newest.request, newest.role, newest.stage, newest.iteration) == ("task 2", "deployer", "finished", 2)
+    assert (newest.tests, newest.tokens, newest.seconds) == ("dev 2/2, held-out 2/2", 7, 2.5)
+    assert (newest.deployed, newest.agent, newest.version) == (True, "agent-2", 1)
+    assert board.after == last.seq  # ann's coaching turn has no event: the tasks' last is hers
 
 
 def test_the_analysts_meaningless_checks_are_dropped_and_halves_alternate() -> None:

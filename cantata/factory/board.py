@@ -3,18 +3,14 @@ first, with the role at work, its stage, the loop's iteration, the tests passed 
 tokens spent so far. The factory owns the board, its query and its router; the server
 includes the router (`cantata.applications` offers it) and knows nothing of factories.
 
-The query makes no store call per task: the user's sessions, each factory session's
-turns, the user's stored events (in pages), and the user's entries (through the export,
-the one read that returns every turn's entries at once). The calls per factory session
-remain because no store read lists a user's turns across sessions; one that did (turns
-by user and pipeline, with their events and entry histories by turn ids) would make the
-board three reads.
+The query is three store reads whatever the number of sessions, turns and events: the
+user's factory turns, then their events and their tester's and deployer's entries, by
+turn ids (tests/test_factory.py counts the statements).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -24,10 +20,10 @@ from cantata.events import Event
 from cantata.factory.progress import TaskProgress
 from cantata.server.auth import Caller
 from cantata.server.deps import ServiceDep, StoreDep
-from cantata.store import Store, TurnRow
+from cantata.store import EntryRow, Store, TurnRow
 
 FACTORY = "factory"  # the bundled pipeline whose turns are the board's tasks
-EVENT_PAGE = 1000
+REPORTING = ("tester", "deployer")  # the agents whose outputs a task's row shows
 NO_TASK = "No factory task yet: run `cantata factory \"REQUEST\"`, or send a request to the model 'factory'."
 
 router = APIRouter(prefix="/api", tags=["factory"])
@@ -66,46 +62,21 @@ async def tasks(service: ServiceDep, store: StoreDep, caller: Caller, user: str 
 
 
 async def task_board(store: Store, user: str) -> TaskBoard:
-    sessions = [s.id for s in await store.sessions(user) if s.pipeline == FACTORY]
-    if not sessions:
+    turns = await store.user_turns(user, pipeline=FACTORY)  # newest first
+    if not turns:
         return TaskBoard(user=user, tasks=[], after=0, note=NO_TASK)
-    turns = [t for rows in await asyncio.gather(*(store.turns(s) for s in sessions)) for t in rows]
-    events, after = await _events(store, user, {t.id for t in turns})
-    outputs = _outputs(await store.export_user(user), set(sessions))
-    board = [task(t, events[t.id], outputs.get((t.session_id, t.number), {})) for t in turns]
-    board.sort(key=lambda t: t.turn_id, reverse=True)
+    ids = [t.id for t in turns]
+    events, entries = await asyncio.gather(store.turn_events(ids), store.entry_histories(ids, REPORTING))
+    after = max((e.stored_seq for found in events.values() for e in found), default=0)
+    board = [task(t, events[t.id], _outputs(entries[t.id])) for t in turns]
     return TaskBoard(user=user, tasks=board, after=after, note=NO_TASK)
 
 
-async def _events(store: Store, user: str, turn_ids: set[int]) -> tuple[dict[int, list[Event]], int]:
-    """The tasks' events by turn, and the last of them (the user's, read in pages)."""
-    found: dict[int, list[Event]] = defaultdict(list)
-    seq, after = 0, 0
-    while True:
-        page = await store.events_after(seq, user_id=user, limit=EVENT_PAGE)
-        for event in page:
-            if event.turn_id in turn_ids:
-                found[event.turn_id].append(event)
-                after = event.stored_seq
-        if len(page) < EVENT_PAGE:
-            return found, after
-        seq = page[-1].stored_seq
-
-
-def _outputs(export: dict[str, Any], sessions: set[str]) -> dict[tuple[str, int], dict[str, list[Any]]]:
-    """(session, turn number) -> agent -> its outputs in the order written (a looped
-    agent's earlier iterations first), from the user's export."""
-    found: dict[tuple[str, int], dict[str, list[Any]]] = {}
-    for session in export["sessions"]:
-        if session["session"] not in sessions:
-            continue
-        for turn in session["turns"]:
-            by_agent: dict[str, list[Any]] = defaultdict(list)
-            for entry in turn.get("earlier_iterations", []):
-                by_agent[entry["agent"]].append(entry["output"])
-            for agent, entry in turn["blackboard"].items():
-                by_agent[agent].append(entry["output"])
-            found[(session["session"], turn["turn"])] = by_agent
+def _outputs(history: list[EntryRow]) -> dict[str, list[Any]]:
+    """Agent -> its outputs in the order written (a looped agent's earlier iterations first)."""
+    found: dict[str, list[Any]] = {}
+    for entry in history:
+        found.setdefault(entry.agent, []).append(entry.output)
     return found
 
 
