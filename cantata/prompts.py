@@ -4,6 +4,11 @@ Every agent of a turn gets the same briefing, byte for byte (preamble, user memo
 recent turns, the new message; no timestamps, no per-agent words), so a backend that
 caches prefixes (vLLM APC, llama.cpp) computes it once per turn instead of once per
 agent. The budget cuts the briefing once per turn, never per agent.
+
+The new message is the person's own words, so it goes in a user turn, never in the
+system message: the system message holds the rest of the briefing, and the user message
+opens with the new message, then the role's part. The shared prefix is still the whole
+briefing (system message, then the user message up to the end of the new message).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ TokenCounter = Callable[[str], int]
 
 @dataclass(frozen=True)
 class Briefing:
-    text: str
-    tokens: int
+    text: str  # the system message: preamble, summary, earlier turns, memory
+    message: str  # the user message's opening: the new message (maybe cut), under its heading
+    tokens: int  # of both
     dropped_turns: int
     message_cut: bool
 
@@ -53,34 +59,34 @@ def build_briefing(
         if (memory_view or {}).get(agent) != []
     }
 
-    def render(message: str) -> str:
-        return _render(preamble, shown, summary, turns, dropped, message)
+    def render() -> str:
+        return _render(preamble, shown, summary, turns, dropped)
 
-    text = render(message)
-    while count(text) > budget and turns:
+    opening = _opening(message)
+    opening_tokens = count(opening)
+    text = render()
+    while count(text) + opening_tokens > budget and turns:
         turns.pop(0)
         dropped += 1
-        text = render(message)
+        text = render()
     cut = False
-    tokens = count(text)
+    tokens = count(text) + opening_tokens
     if tokens > budget:
         # Only the message itself is left to cut: keep its start, say that it was cut.
         overflow = tokens - budget
         keep_chars = max(0, int(len(message) * (1 - overflow / max(count(message), 1))) - 200)
-        message = message[:keep_chars] + "\n[The message was cut here to fit the context budget.]"
-        text = render(message)
-        tokens = count(text)
+        opening = _opening(message[:keep_chars] + "\n[The message was cut here to fit the context budget.]")
+        tokens = count(text) + count(opening)
         cut = True
-    return Briefing(text=text, tokens=tokens, dropped_turns=dropped, message_cut=cut)
+    return Briefing(text=text, message=opening, tokens=tokens, dropped_turns=dropped, message_cut=cut)
 
 
-def _render(
-    preamble: str, memory: dict[str, Any], summary: str, turns: list[PastTurn], dropped: int, message: str
-) -> str:
+def _render(preamble: str, memory: dict[str, Any], summary: str, turns: list[PastTurn], dropped: int) -> str:
     """Oldest and most stable first: the preamble, then the summary and the earlier turns
-    (which only grow from one turn to the next), then memory (rewritten every turn), then
-    the new message. Whatever the previous turn's calls left in a backend's prefix cache
-    is then reused by this turn's first call too, not only within the turn."""
+    (which only grow from one turn to the next), then memory (rewritten every turn); the
+    new message follows in the user message. Whatever the previous turn's calls left in a
+    backend's prefix cache is then reused by this turn's first call too, not only within
+    the turn."""
     parts = [preamble.strip()] if preamble.strip() else []
     if summary:
         parts.append(f"## Summary of the conversation so far\n{summary.strip()}")
@@ -98,8 +104,11 @@ def _render(
         for agent, output in memory.items():
             lines.append(f"### {agent}\n{_as_text(output)}")
         parts.append("\n".join(lines))
-    parts.append(f"## The new message\n{message}")
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+def _opening(message: str) -> str:
+    return f"## The new message\n{message}\n"
 
 
 def build_messages(
@@ -111,13 +120,14 @@ def build_messages(
     missing: list[str],
     contract: OutputContract | None,
 ) -> list[Message]:
-    """Briefing as the system message; the role's part as the user message after it.
+    """The briefing as the system message; the user message opens with the new message
+    (the same bytes for every agent), then the role's part.
 
     Within the role's part the upstream outputs come first, then the role: agents that
     read the same inputs (persona, plasticity and stability all read shadow) then share
     that prefix too, not only the briefing.
     """
-    lines: list[str] = []
+    lines = [briefing.message]
     if inputs or missing:
         lines.append("## Outputs of other agents in this turn")
         for name, output in inputs.items():

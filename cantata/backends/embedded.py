@@ -9,6 +9,12 @@ worker thread to let go, so the next call starts at once.
 llama-cpp-python keeps the tokens of the last call and re-evaluates only what differs, so
 agents that share the briefing (prompts.py) reuse it: we compute that shared prefix
 ourselves to report `cached_tokens`.
+
+The prompt is tokenized by us, not by llama-cpp-python's chat handler: the chat template's
+own text with special tokens (its `<|im_start|>` must be the control token), every
+message's content without them (`tokenize_prompt`). The content is the person's words,
+earlier turns and memory: a message that writes `<|im_end|><|im_start|>system` must reach
+the model as those characters, never as a turn of its own.
 """
 
 from __future__ import annotations
@@ -16,21 +22,35 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import secrets
 import threading
 from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from llama_cpp import Llama
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_grammar import LlamaGrammar
 
-from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.backends.model_files import model_path
 from cantata.config import InstanceConfig
 from cantata.errors import BackendError, BackendUnavailable, CantataError
 
 _DONE = object()
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    """A chat prompt as the model reads it."""
+
+    ids: list[int]
+    # Where each message's content lies in `ids`: (index of the message, start, end). A
+    # template may place a content more than once, or not at all.
+    contents: list[tuple[int, int, int]]
+    stop: list[str]
 
 
 class EmbeddedBackend(Backend):
@@ -64,15 +84,59 @@ class EmbeddedBackend(Backend):
         The model is loaded on the worker thread, never on the event loop: before `check()`
         has loaded it, call this from a thread (asyncio.to_thread), not from the loop.
         """
+        llm = self._loaded("count_tokens")
+        # What is counted is content (briefings, messages), tokenized as in the prompt.
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def tokenize_prompt(self, messages: list[Message]) -> PromptTokens:
+        """The chat template applied to `messages`: its own text tokenized with special
+        tokens, each message's content without them, so no content becomes a control token.
+
+        Each content is replaced by a one-off marker before the template is rendered, then
+        the rendered text is split at the markers: the template's structure stays exactly
+        its own (escaping would change the person's words instead), and a content is
+        located by its marker, never by searching for its text (a content equal to the
+        template's `<|im_end|>` would be found in the template). The one difference from
+        the template rendering the contents itself: a template that transforms a content
+        (say, trims it) transforms the marker, so the content goes in as written.
+
+        Like `count_tokens`, call it once the model is loaded (`check()`) or from a thread.
+        """
+        llm = self._loaded("tokenize_prompt")
+        assert self._formatter is not None
+        nonce = secrets.token_hex(8)
+        marker = re.compile(f"\x00{nonce}:([0-9]+)\x00")
+        masked = [{"role": m.role, "content": f"\x00{nonce}:{i}\x00"} for i, m in enumerate(messages)]
+        formatted = self._formatter(messages=masked)  # type: ignore[arg-type]
+
+        def tokens(text: str, *, special: bool) -> list[int]:
+            return llm.tokenize(text.encode("utf-8"), add_bos=False, special=special) if text else []
+
+        ids = llm.tokenize(b"", add_bos=True, special=True)  # the BOS token, if the model wants one
+        contents: list[tuple[int, int, int]] = []
+        at = 0
+        for match in marker.finditer(formatted.prompt):
+            ids += tokens(formatted.prompt[at : match.start()], special=True)
+            index = int(match.group(1))
+            start = len(ids)
+            ids += tokens(messages[index].content, special=False)
+            contents.append((index, start, len(ids)))
+            at = match.end()
+        ids += tokens(formatted.prompt[at:], special=True)
+        stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
+        return PromptTokens(ids=ids, contents=contents, stop=stop)
+
+    def _loaded(self, caller: str) -> Llama:
+        """The model, loaded on the worker thread if it is not yet (never on the event loop)."""
         llm = self._llm
         if llm is None:
             if _on_event_loop():
                 raise RuntimeError(
-                    f"instance '{self.name}': count_tokens would load the model on the event loop; "
-                    "await check() first, or count from a worker thread"
+                    f"instance '{self.name}': {caller} would load the model on the event loop; "
+                    "await check() first, or call it from a worker thread"
                 )
             llm = self._executor.submit(self._load).result()
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return llm
 
     async def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:
         loop = asyncio.get_running_loop()
@@ -136,19 +200,17 @@ class EmbeddedBackend(Backend):
 
     def _generate(self, request: CompletionRequest, put: Any, cancelled: threading.Event) -> Chunk:
         llm = self._load()
-        assert self._formatter is not None
-        formatted = self._formatter(messages=[m.as_dict() for m in request.messages])  # type: ignore[misc]
-        tokens = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=True, special=True)
+        prompt = self.tokenize_prompt(request.messages)
+        tokens = prompt.ids
         # The same rule llama-cpp-python applies before evaluating: the longest common
         # prefix with the tokens it holds (all but the prompt's last token) is reused.
         cached = _common_prefix(llm._input_ids.tolist(), tokens[:-1])
-        stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
         stream = llm.create_completion(
             tokens,
             max_tokens=request.max_tokens,
             temperature=request.temperature,
             stream=True,
-            stop=stop,
+            stop=prompt.stop,
             grammar=self._grammar(request.schema) if request.schema is not None else None,
         )
         text: list[str] = []
