@@ -41,6 +41,12 @@ class InstanceConfig(BaseModel):
     dialect: Dialect = "vllm"
     priority_scheduling: bool = False
     timeout_s: float = Field(600.0, gt=0)
+    reply_bytes_per_token: int = Field(
+        16,
+        gt=0,
+        description="openai: a reply past max_tokens times this many bytes of text is cut there and "
+        "reported as finish_reason length, whatever the server sends.",
+    )
     # scripted: a deterministic stand-in for a model.
     latency_s: float = Field(0.0, ge=0)
     tokens_per_s: float | None = Field(None, gt=0)

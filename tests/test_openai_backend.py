@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from cantata.backends.base import Chunk, CompletionRequest, Message
+from cantata.backends.base import Chunk, CompletionRequest, Message, Usage
 from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.config import InstanceConfig
 from cantata.errors import (
@@ -345,6 +345,68 @@ async def test_sse_comments_multiline_data_and_crlf() -> None:
     chunks = await collect(backend, CompletionRequest(MESSAGES))
     await backend.close()
     assert answer(chunks) == "aé"
+
+
+# -- bounded replies (tests/test_reply_bounds.py floods a real server) --------------------
+
+
+async def capped(stream: bytes, *, max_tokens: int, per_token: int = 16, json_body: bool = False) -> list[Chunk]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        content_type = "application/json" if json_body else "text/event-stream"
+        return httpx.Response(200, content=stream, headers={"content-type": content_type})
+
+    backend = backend_for(handler, reply_bytes_per_token=per_token)
+    try:
+        return await collect(backend, CompletionRequest(MESSAGES, max_tokens=max_tokens))
+    finally:
+        await backend.close()
+
+
+async def test_a_reply_within_the_cap_is_whole() -> None:
+    chunks = await capped(sse(delta("12345"), delta("67890", finish="stop")), max_tokens=10, per_token=1)
+    assert answer(chunks) == "1234567890" and chunks[-1].finish_reason == "stop"
+
+
+async def test_reasoning_counts_toward_the_cap() -> None:
+    events = [delta(reasoning_content="thinking " * 10) for _ in range(100)]
+    chunks = await capped(sse(*events, delta("never", finish="stop")), max_tokens=10)
+    assert len(reasoning(chunks)) == 160 and answer(chunks) == ""
+    assert chunks[-1].finish_reason == "length"
+
+
+async def test_the_cut_falls_between_characters() -> None:
+    chunks = await capped(sse(delta("é" * 100, finish="stop")), max_tokens=5, per_token=1)
+    assert answer(chunks) == "éé" and chunks[-1].finish_reason == "length"
+
+
+async def test_one_huge_event_is_read_as_far_as_the_raw_cap() -> None:
+    # No line end for a megabyte: the event under way is read as partial JSON, then cut.
+    chunks = await capped(sse(delta("y" * 1_000_000, finish="stop")), max_tokens=10)
+    assert answer(chunks) == "y" * 160 and chunks[-1].finish_reason == "length"
+
+
+async def test_bytes_that_carry_no_text_are_bounded_too() -> None:
+    keep_alive = b": ping\n\n" * 200_000 + sse(delta("late", finish="stop"))
+    empty = sse(*[delta("") for _ in range(50_000)], delta("late", finish="stop"))
+    for stream in (keep_alive, empty):
+        chunks = await capped(stream, max_tokens=10)
+        assert answer(chunks) == "" and chunks[-1].finish_reason == "length"
+
+
+async def test_a_whole_json_body_is_read_like_a_stream() -> None:
+    body = {
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "<think>hm</think>Hi"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 4},
+    }
+    chunks = await capped(json.dumps(body).encode(), max_tokens=10, json_body=True)
+    assert (answer(chunks), reasoning(chunks)) == ("Hi", "hm")
+    assert chunks[-1].finish_reason == "stop" and chunks[-1].usage == Usage(7, 4, 0)
+    body["choices"][0]["message"]["content"] = "z" * 1_000_000  # type: ignore[index]
+    chunks = await capped(json.dumps(body).encode(), max_tokens=10, json_body=True)
+    assert answer(chunks) == "z" * 160 and chunks[-1].finish_reason == "length"
 
 
 # -- errors ------------------------------------------------------------------------------

@@ -18,6 +18,12 @@ Reasoning is kept out of the answer whichever way it arrives: as `delta.reasonin
 `<think>...</think>` block in the content (one that does not), tags split across stream
 chunks included.
 
+Every reply is bounded whatever the server does (`_ReplyCap`): past `max_tokens` times the
+instance's `reply_bytes_per_token` bytes of text (answer and reasoning together), or past a
+raw byte budget of the stream that bounds what carries no text, the reply is cut there,
+the response closed, and the reply reported with finish_reason `length`. A server that
+ignored `stream: true` and sent one JSON body is read the same way, under the same caps.
+
 Every httpx failure becomes a Cantata error in one place, `_boundary`.
 """
 
@@ -30,6 +36,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from pydantic_core import from_json
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
 from cantata.config import InstanceConfig
@@ -48,6 +55,12 @@ EXCERPT_CHARS = 200
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+
+# What a stream may carry besides its text, per token (a JSON envelope per delta is a few
+# hundred bytes) and once (usage, keep-alive comments): past that, the server is sending
+# something other than the reply asked for.
+RAW_BYTES_PER_TOKEN = 2048
+RAW_BYTES_EXTRA = 64 * 1024
 
 
 class _Malformed(Exception):
@@ -112,20 +125,27 @@ class OpenAICompatBackend(Backend):
                     await response.aread()
                     response.raise_for_status()
                 splitter = _ThinkSplitter(implicit=request.thinking is True)
-                state = _StreamState()
-                async for data in _sse_data(response):
-                    if data == "[DONE]":
+                cap = _ReplyCap(request.max_tokens, self.config.reply_bytes_per_token)
+                state = _StreamState(cap)
+                events = _whole_body(response, cap) if _is_json(response) else _sse_data(response, cap)
+                async for data, partial in events:
+                    if partial:
+                        cap.cut = True  # past the raw cap: the reply ends here, whatever it says
+                    elif data == "[DONE]":
                         state.done = True
                         break
-                    answer, reasoning = state.read_event(_parse_event(data), splitter)
+                    answer, reasoning = state.read_event(_parse_event(data, partial=partial), splitter)
                     if answer or reasoning:
                         yield Chunk(text=answer, reasoning=reasoning)
-                if not state.done and state.finish_reason is None:
+                    if cap.cut:
+                        break
+                if not state.done and state.finish_reason is None and not cap.cut:
                     raise _Malformed("the stream ended before [DONE]")
                 answer, reasoning = splitter.flush()
                 if answer or reasoning:
                     yield Chunk(text=answer, reasoning=reasoning)
-                yield Chunk(usage=state.result(request, self.count_tokens), finish_reason=state.finish_reason)
+                usage = state.result(request, self.count_tokens)
+                yield Chunk(usage=usage, finish_reason="length" if cap.cut else state.finish_reason)
 
     # count_tokens: the base class's rough count. Servers' tokenize endpoints differ (vLLM
     # /tokenize at the root, llama-server /tokenize, llama-cpp-python /extras/tokenize,
@@ -214,26 +234,94 @@ class OpenAICompatBackend(Backend):
 # -- stream parsing ------------------------------------------------------------------------
 
 
-async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
-    """The `data` of each server-sent event, decoded as strict UTF-8.
+class _ReplyCap:
+    """How much of a reply is read: `max_tokens` worth of text, counted in UTF-8 bytes at
+    `bytes_per_token` (a token is about 4 bytes of English, so a real reply stays well
+    under 16), and a raw budget for the bytes of the response itself. Past either, the
+    reply is `cut`."""
+
+    def __init__(self, max_tokens: int, bytes_per_token: int) -> None:
+        self.text_left = max_tokens * bytes_per_token
+        self.raw_bytes = self.text_left + max_tokens * RAW_BYTES_PER_TOKEN + RAW_BYTES_EXTRA
+        self.cut = False
+
+    def take(self, text: str) -> str:
+        """What of `text` fits in what is left (cut at a character's boundary)."""
+        data = text.encode("utf-8")
+        if len(data) <= self.text_left:
+            self.text_left -= len(data)
+            return text
+        kept = data[: self.text_left].decode("utf-8", errors="ignore")
+        self.text_left = 0
+        self.cut = True
+        return kept
+
+
+Events = AsyncIterator[tuple[str, bool]]  # (data, partial): partial when cut by the raw cap
+
+
+def _is_json(response: httpx.Response) -> bool:
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.startswith("application/json")
+
+
+async def _whole_body(response: httpx.Response, cap: _ReplyCap) -> Events:
+    """A server that ignored `stream: true`: its one JSON body, as one event, read up to the
+    raw cap (what came of an unfinished body is still read, partial JSON and all)."""
+    body = bytearray()
+    async for raw in response.aiter_bytes():
+        body += raw
+        if len(body) > cap.raw_bytes:
+            yield _utf8_prefix(bytes(body[: cap.raw_bytes])), True
+            return
+    yield body.decode("utf-8"), False
+    yield "[DONE]", False  # the whole reply came: as complete as a stream that said so
+
+
+async def _sse_data(response: httpx.Response, cap: _ReplyCap) -> Events:
+    """The `data` of each server-sent event, decoded as strict UTF-8; past the raw cap, the
+    data of the event under way (maybe none) as the last, partial one.
 
     Not httpx-sse (0.4.3): it decodes through httpx's text decoder, which replaces invalid
     UTF-8 with U+FFFD, so a corrupt stream would pass as text instead of failing as a
     protocol error; and it refuses a stream whose content-type is not text/event-stream.
     """
-    buffer = b""
+    buffer = bytearray()  # the line under way: appended to in place, however long it grows
     lines: list[str] = []
+    read = 0
     async for raw in response.aiter_bytes():
+        read += len(raw)
+        over = read > cap.raw_bytes
+        if over:
+            raw = raw[: len(raw) - (read - cap.raw_bytes)]
         buffer += raw
-        *complete, buffer = buffer.split(b"\n")
-        for line in complete:
-            event = _sse_line(line, lines)
-            if event is not None:
-                yield event
-    for line in (buffer, b""):
-        event = _sse_line(line, lines)
+        if b"\n" in raw:
+            *complete, last = buffer.split(b"\n")
+            buffer = bytearray(last)
+            for line in complete:
+                event = _sse_line(bytes(line), lines)
+                if event is not None:
+                    yield event, False
+        if over:
+            value = _data_field(_utf8_prefix(bytes(buffer)))
+            if value is not None:
+                lines.append(value)
+            yield "\n".join(lines), True
+            return
+    for rest in (bytes(buffer), b""):
+        event = _sse_line(rest, lines)
         if event is not None:
-            yield event
+            yield event, False
+
+
+def _utf8_prefix(data: bytes) -> str:
+    """`data` cut short, decoded strictly: a character cut at the end is dropped, not an error."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            raise
+        return data[: exc.start].decode("utf-8")
 
 
 def _sse_line(raw: bytes, lines: list[str]) -> str | None:
@@ -245,15 +333,30 @@ def _sse_line(raw: bytes, lines: list[str]) -> str | None:
         data = "\n".join(lines)
         lines.clear()
         return data
-    if line.startswith("data:"):
-        value = line[5:]
-        lines.append(value[1:] if value.startswith(" ") else value)
-    # Comments (": ping") and other fields (event:, id:, retry:) carry nothing we use.
+    value = _data_field(line)
+    if value is not None:
+        lines.append(value)
     return None
 
 
-def _parse_event(data: str) -> dict[str, Any]:
-    event = json.loads(data)
+def _data_field(line: str) -> str | None:
+    """The value of a `data:` line. Comments (": ping") and other fields (event:, id:,
+    retry:) carry nothing we use: None."""
+    if not line.startswith("data:"):
+        return None
+    value = line[5:]
+    return value[1:] if value.startswith(" ") else value
+
+
+def _parse_event(data: str, *, partial: bool = False) -> dict[str, Any]:
+    """An event's JSON; a `partial` one (cut by the raw cap) as far as it goes."""
+    if partial:
+        try:
+            event = from_json(data, allow_partial="trailing-strings")
+        except ValueError:
+            return {}  # nothing readable came of it
+    else:
+        event = json.loads(data)
     if not isinstance(event, dict):
         raise _Malformed(f"an event is not a JSON object: {data[:80]}")
     error = event.get("error")
@@ -272,7 +375,8 @@ class _StreamState:
     number of content/reasoning deltas (about one token each on that server).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cap: _ReplyCap) -> None:
+        self.cap = cap
         self.reported: Usage | None = None
         self.deltas = 0
         self.done = False
@@ -296,11 +400,12 @@ class _StreamState:
             if not isinstance(reason, str):
                 raise _Malformed(f"finish_reason is not a string: {reason!r}")
             self.finish_reason = reason
-        delta = choice.get("delta") or {}
+        # A stream's chunk has a `delta`; a whole reply (stream ignored) has a `message`.
+        delta = choice.get("delta", choice.get("message")) or {}
         if not isinstance(delta, dict):
             raise _Malformed("'delta' is not an object")
-        reasoning = _text_field(delta, "reasoning") or _text_field(delta, "reasoning_content")
-        content = _text_field(delta, "content")
+        reasoning = self.cap.take(_text_field(delta, "reasoning") or _text_field(delta, "reasoning_content"))
+        content = self.cap.take(_text_field(delta, "content"))
         if reasoning or content:
             self.deltas += 1
         if reasoning:
