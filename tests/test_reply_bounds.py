@@ -19,7 +19,7 @@ from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.config import InstanceConfig, load_config
 from cantata.runtime import Cantata
 from cantata.spec import load_pipeline
-from tests.conftest import WriteFile
+from tests.helpers.pipelines import WriteFile
 
 pytestmark = pytest.mark.server
 
