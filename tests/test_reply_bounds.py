@@ -17,8 +17,8 @@ import pytest
 from cantata.backends.base import Chunk, CompletionRequest, Message
 from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.config import InstanceConfig, load_config
+from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-from cantata.spec import load_pipeline
 from tests.helpers.pipelines import WriteFile
 
 pytestmark = pytest.mark.server

@@ -12,7 +12,7 @@ import pytest
 from cantata.backends.scripted import load_replies
 from cantata.config import load_config
 from cantata.errors import ConfigError, SpecError
-from cantata.spec import load_pipeline
+from cantata.loader import load_pipeline
 from cantata.yamlsource import YamlLimits, load_yaml
 from tests.test_cli import cantata
 
