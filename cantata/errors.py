@@ -4,6 +4,7 @@ CantataError                     (exit 1, HTTP 500)
 ├── UserError            misuse: bad pipeline, bad arguments (exit 2, HTTP 400)
 │   ├── SpecError        a pipeline file that cannot be loaded
 │   ├── ConfigError      an instances config that cannot be used (only a bad config)
+│   ├── SessionConflict  a session continued with a pipeline it does not belong to (409)
 │   └── SandboxUnavailable  generated code must run under bubblewrap, which cannot run here (503)
 ├── BackendError         a model call that did not produce an answer (the agent fails, not the turn; 502)
 │   ├── BackendUnavailable   an instance that does not answer, at the start of a turn or during it:
@@ -96,6 +97,13 @@ class SpecError(UserError):
 
 class ConfigError(UserError):
     """The instances config is invalid (an instance that does not answer is BackendUnavailable)."""
+
+
+class SessionConflict(UserError):
+    """A session belongs to the pipeline that started it: its agents' outputs, memory and
+    summary mean nothing to another pipeline, so continuing it with one is refused."""
+
+    status = 409
 
 
 class BackendError(CantataError):

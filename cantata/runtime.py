@@ -12,7 +12,7 @@ from typing import Any
 
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import InstancesConfig, cantata_home
-from cantata.errors import UserError
+from cantata.errors import SessionConflict, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.loader import Pipeline
 from cantata.pool import Pool
@@ -21,6 +21,15 @@ from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
 
 DEFAULT_USER = "local"
+
+
+def _belongs_to(session: SessionRow, pipeline: Pipeline) -> None:
+    """Refuse to run `pipeline` in a session another pipeline started."""
+    if session.pipeline != pipeline.name:
+        raise SessionConflict(
+            f"session {session.id} belongs to pipeline '{session.pipeline}', not '{pipeline.name}'"
+            f"; continue it with '{session.pipeline}' or start a new session"
+        )
 
 
 class Cantata:
@@ -65,6 +74,7 @@ class Cantata:
         session = await self.store.get_session(session_id)
         if session is None or session.user_id != user:
             raise UserError(f"no session '{session_id}' for user '{user}'")
+        _belongs_to(session, pipeline)
         return session
 
     async def run_turn(
@@ -102,8 +112,7 @@ class Cantata:
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         session, number, message = found
-        if session.pipeline != pipeline.name:
-            raise UserError(f"turn {turn_id} belongs to pipeline '{session.pipeline}', not '{pipeline.name}'")
+        _belongs_to(session, pipeline)
         await self.check(pipeline)
         context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
         return await self._run(pipeline, session, turn_id, number, message, on_event, context=context, resumed=True)

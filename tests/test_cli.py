@@ -119,6 +119,22 @@ def test_empty_message_and_unknown_session(write: WriteFile) -> None:
     assert done.returncode == 2 and "no session 'nope'" in done.stderr
 
 
+def test_a_session_cannot_be_continued_with_another_pipeline(write: WriteFile) -> None:
+    config = str(scripted_config(write, fast={"model": "scripted-8B"}))
+    first = cantata("run", "example", "-m", "hi", "--config", config, "--json")
+    assert first.returncode == 0, first.stderr
+    session = json.loads(first.stdout)["session"]
+    refused = cantata("run", "coaching", "-m", "and now?", "--config", config, "--session", session)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == (
+        f"error: session {session} belongs to pipeline 'example', not 'coaching';"
+        " continue it with 'example' or start a new session\n"
+    )
+    # Nothing was written: the session's next turn is its second.
+    again = cantata("run", "example", "-m", "more", "--config", config, "--json", "--session", session)
+    assert json.loads(again.stdout)["turn"] == 2
+
+
 def test_message_from_stdin_with_invalid_utf8(write: WriteFile) -> None:
     config = str(scripted_config(write, fake={}))
     done = cantata(

@@ -53,7 +53,8 @@ def test_every_error_maps_to_an_exit_code_and_an_http_status(cls: type[CantataEr
     # Misuse exits 2 like bad input; a failure at run time is not the caller's fault (5xx or 422).
     if isinstance(error, UserError):
         assert error.exit_code == 2
-        assert error.status == 400 or cls.__name__ == "SandboxUnavailable"  # a server that cannot sandbox: 503
+        # A server that cannot sandbox: 503; a session continued with another pipeline: 409.
+        assert error.status == {"SandboxUnavailable": 503, "SessionConflict": 409}.get(cls.__name__, 400)
     else:
         assert error.status >= 422
 

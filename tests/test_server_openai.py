@@ -160,6 +160,27 @@ async def test_second_message_waits_for_the_running_turn_or_is_refused(write: Wr
     assert max(a["finished_s"] for a in turns) > 0
 
 
+async def test_a_session_of_another_pipeline_is_refused_with_409(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        first = await c.post("/v1/chat/completions", json=chat_body("hi"))
+        session = first.headers["x-cantata-session"]
+        headers = {"X-Cantata-Session": session}
+        for stream in (False, True):
+            refused = await c.post(
+                "/v1/chat/completions", json=chat_body("more", model="coaching", stream=stream), headers=headers
+            )
+            assert refused.status_code == 409, refused.text
+            error = refused.json()["error"]
+            assert error == {
+                "message": f"session {session} belongs to pipeline 'example', not 'coaching'"
+                "; continue it with 'example' or start a new session",
+                "type": "conflict_error",
+                "code": "SessionConflict",
+            }
+        stored = (await c.get(f"/api/sessions/{session}")).json()
+    assert len(stored["turn_list"]) == 1  # nothing was stored for the refused turns
+
+
 async def test_bad_requests_get_openai_errors(config: Path, home: Path) -> None:
     async with running(make_app(config, home, max_body=10_000)) as app, client(app) as c:
         unknown = await c.post("/v1/chat/completions", json=chat_body("hi", model="nope"))

@@ -97,12 +97,7 @@ class Service(Reads):
             session = await self.store.get_session(session_id)
             if session is None or (session.user_id != principal.user):
                 raise HTTPError(404, f"no session '{session_id}'", code="session_not_found")
-            if session.pipeline != pipeline.name:
-                raise HTTPError(
-                    400,
-                    f"session {session_id} belongs to model '{session.pipeline}', not '{pipeline.name}'",
-                    code="session_model_mismatch",
-                )
+            # A session of another pipeline is refused where every turn starts (Cantata.run_turn).
         else:
             session_id = await self.index.match(
                 self.store, user=principal.user, pipeline=pipeline.name, history=history
