@@ -17,7 +17,7 @@ import click
 from cantata import bundled as bundled_pipelines
 from cantata.chat import run_chat
 from cantata.config import cantata_home, load_config
-from cantata.errors import CantataError
+from cantata.errors import BackendUnavailable, CantataError
 from cantata.events import Event
 from cantata.factory import registry
 from cantata.factory.cli import agents, with_store
@@ -155,11 +155,19 @@ def list_pipelines(as_json: bool) -> None:
 @click.option("--check", is_flag=True, help="Check that each instance is reachable, and read server metrics.")
 @click.option("--json", "as_json", is_flag=True)
 def instances(config_path: Path | None, check: bool, as_json: bool) -> None:
-    """The model instances, what they serve, and their live figures."""
+    """The model instances, what they serve, and their live figures; with --check, exit 2
+    (after the whole report) when any instance is unreachable."""
     rows = asyncio.run(instances_report(load_config(config_path), cantata_home(), check=check))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
-        return
+    else:
+        _print_instances(rows, check=check)
+    unreachable = [row["name"] for row in rows if check and not row["reachable"]]
+    if unreachable:
+        raise BackendUnavailable(f"unreachable: {', '.join(unreachable)}")
+
+
+def _print_instances(rows: list[dict[str, Any]], *, check: bool) -> None:
     for row in rows:
         live = row["live"]
         line = (

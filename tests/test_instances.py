@@ -109,7 +109,8 @@ def test_instances_command(write: WriteFile, home: Path) -> None:
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 0, done.stderr
+    # An unreachable instance fails the check (exit 2), after the whole report.
+    assert done.returncode == 2 and done.stderr == "error: unreachable: far\n"
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["fake"]["reachable"] is True and rows["fake"]["serves"] == ["a", "b"]
     assert rows["far"]["reachable"] is False and "127.0.0.1:9" in rows["far"]["error"]
@@ -118,3 +119,15 @@ def test_instances_command(write: WriteFile, home: Path) -> None:
         [sys.executable, "-m", "cantata", "instances", "--config", str(config)], capture_output=True, text=True
     )
     assert table.returncode == 0 and "fake" in table.stdout and "far" in table.stdout
+    checked = subprocess.run(
+        [sys.executable, "-m", "cantata", "instances", "--config", str(config), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 2 and "far" in checked.stdout and "UNREACHABLE" in checked.stdout
+    assert checked.stderr == "error: unreachable: far\n"
+    near = write("near.yaml", "instances:\n  - name: fake\n    backend: scripted\n")
+    healthy = subprocess.run(
+        [sys.executable, "-m", "cantata", "instances", "--config", str(near), "--check"], capture_output=True, text=True
+    )
+    assert healthy.returncode == 0 and "ok: " in healthy.stdout and healthy.stderr == ""
