@@ -193,7 +193,7 @@ async def test_bad_requests_get_openai_errors(config: Path, home: Path) -> None:
         session = await c.post("/v1/chat/completions", json=chat_body("hi"), headers={"X-Cantata-Session": "nope"})
         missing = await c.get("/api/turns/999")
     for r, status in (
-        (unknown, 400),
+        (unknown, 404),
         (no_user, 400),
         (invalid, 422),
         (empty, 400),
@@ -205,6 +205,7 @@ async def test_bad_requests_get_openai_errors(config: Path, home: Path) -> None:
         error = r.json()["error"]
         assert set(error) == {"message", "type", "code"} and error["message"] and "Traceback" not in r.text
     assert "coaching" in unknown.json()["error"]["message"] and "example" in unknown.json()["error"]["message"]
+    assert unknown.json()["error"]["code"] == "model_not_found"
 
 
 async def test_long_silences_get_heartbeats_and_status_events_are_opt_in(

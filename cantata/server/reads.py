@@ -87,11 +87,12 @@ class Reads:
     # -- pipelines ------------------------------------------------------------------------
 
     def pipeline(self, name: str) -> Pipeline:
-        """The pipeline a chat request names as its model (400 if none: a client's mistake)."""
+        """The pipeline a chat request names as its model; none is a 404 `model_not_found`, as
+        OpenAI answers it (clients branch on that code)."""
         found = self.pipelines.get(name)
         if found is None:
             known = ", ".join(sorted(self.pipelines))
-            raise HTTPError(400, f"unknown model '{name}'; the models are: {known}", code="model_not_found")
+            raise HTTPError(404, f"unknown model '{name}'; the models are: {known}", code="model_not_found")
         return found
 
     def pipeline_info(self, name: str) -> PipelineInfo:
