@@ -25,9 +25,7 @@ def config(write: WriteFile) -> Path:
 async def test_open_mode_on_loopback_is_one_local_admin(config: Path, home: Path) -> None:
     async with running(make_app(config, home)) as app, client(app) as c:
         who = (await c.get("/api/whoami")).json()
-        health = (await c.get("/healthz")).json()
     assert who == {"user": "local", "admin": True, "auth": "open"}
-    assert health["status"] == "ok" and health["auth"] == "open"
 
 
 async def test_non_loopback_without_keys_is_refused_at_start(config: Path, home: Path) -> None:
@@ -199,3 +197,41 @@ def test_keys_list_as_json_and_revoking_an_unknown_key_is_one_line() -> None:
     )
     empty = cantata("keys", "create", "--user", " ")
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1
+
+
+BEYOND_INT64 = "99999999999999999999999"
+
+
+async def test_ids_out_of_range_are_404_and_event_positions_beyond_int64_are_400(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        turn = (await c.post("/v1/chat/completions", json=chat_body("hi"))).json()["cantata"]["turn_id"]
+        missing = {
+            path: await c.get(path)
+            for turn_id in (BEYOND_INT64, "-1", "0", f"-{BEYOND_INT64}")
+            for path in (f"/api/turns/{turn_id}", f"/api/turns/{turn_id}/blackboard", f"/api/turns/{turn_id}/events")
+        }
+        missing["/api/sessions/x"] = await c.get(f"/api/sessions/{BEYOND_INT64 * 40}")
+        malformed = await c.get("/api/turns/1e400")
+        bad_positions = [
+            await c.get(f"/api/events?follow=false&after={BEYOND_INT64}"),
+            await c.get("/api/events?follow=false&after=-1"),
+            await c.get("/api/events?follow=false", headers={"Last-Event-ID": BEYOND_INT64}),
+            await c.get(f"/api/turns/{turn}/events", headers={"Last-Event-ID": BEYOND_INT64}),
+            await c.get(f"/api/turns/{turn}/events?after={BEYOND_INT64}"),
+        ]
+        highest = await c.get("/api/events?follow=false", headers={"Last-Event-ID": str(2**63 - 1)})
+    for path, r in missing.items():
+        assert r.status_code == 404, (path, r.text)
+        assert set(r.json()["error"]) == {"message", "type", "code"}
+    assert malformed.status_code == 422 and set(malformed.json()["error"]) == {"message", "type", "code"}
+    for r in bad_positions:
+        assert r.status_code == 400, r.text
+        message = r.json()["error"]["message"]
+        assert "event id" in message and "\n" not in message
+    assert highest.status_code == 200 and "data:" not in highest.text  # nothing after the last possible id
+
+
+async def test_healthz_says_only_that_the_server_is_up(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        health = await c.get("/healthz")
+    assert health.status_code == 200 and health.json() == {"status": "ok"}

@@ -420,10 +420,10 @@ class PlanResponse(BaseModel):
 
 
 class Health(BaseModel):
+    """Only that the server is up: anyone may ask, so it tells nothing else (turns in flight
+    are in /metrics, for admins; the auth mode in /api/whoami)."""
+
     status: Literal["ok"] = "ok"
-    version: str
-    turns_running: int
-    auth: Literal["keys", "open"]
 
 
 class WhoAmI(BaseModel):

@@ -19,6 +19,7 @@ from cantata.pool import Instance
 from cantata.runtime import Cantata
 from cantata.server.dag import pipeline_info
 from cantata.server.errors import HTTPError
+from cantata.server.ids import storable
 from cantata.server.keys import Principal
 from cantata.server.protocol import (
     Blackboard,
@@ -79,7 +80,7 @@ class Reads:
         return session
 
     async def turn(self, principal: Principal, turn_id: int) -> TurnRow:
-        row = await self.store.get_turn(turn_id)
+        row = await self.store.get_turn(turn_id) if storable(turn_id) else None
         if row is None or not (principal.admin or row.user_id == principal.user):
             raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
         return row

@@ -14,9 +14,8 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from cantata import __version__
 from cantata import bundled as bundled_pipelines
 from cantata.errors import UserError
 from cantata.events import Event
@@ -26,7 +25,7 @@ from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
-from cantata.server.protocol import Deleted, Health, ModelCard, ModelList
+from cantata.server.protocol import Deleted, ModelCard, ModelList
 from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.turn import TurnResult
@@ -172,9 +171,6 @@ class Service(Reads):
                 for name, p in self.pipelines.items()
             ]
         )
-
-    def health(self, auth: Literal["keys", "open"]) -> Health:
-        return Health(version=__version__, turns_running=len(self.running), auth=auth)
 
     async def forget(self, principal: Principal, user: str | None) -> Deleted:
         """Delete everything stored about the user, and what this server remembers of them."""

@@ -3,6 +3,7 @@ replay and the live tail fit together)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -12,6 +13,7 @@ from fastapi.responses import StreamingResponse
 from cantata.server.auth import Caller
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import HTTPError
+from cantata.server.ids import MAX_ID, storable
 
 router = APIRouter(prefix="/api", tags=["events"])
 SSE: dict[int | str, dict[str, Any]] = {
@@ -20,12 +22,16 @@ SSE: dict[int | str, dict[str, Any]] = {
 
 
 def _after(last_event_id: str | None, after: int | None) -> int:
-    if last_event_id is None:
-        return after or 0
-    try:
-        return int(last_event_id)
-    except ValueError:
-        raise HTTPError(400, f"Last-Event-ID must be an event id (an integer), not '{last_event_id}'") from None
+    """Where a stream starts: after Last-Event-ID (a client reconnecting), else after `after`.
+    A position beyond what the store can hold is a 400 here, not an overflow mid-stream."""
+    if last_event_id is not None:
+        given = last_event_id.strip()
+        if not re.fullmatch(r"[0-9]{1,19}", given) or not storable(int(given)):
+            raise HTTPError(400, f"Last-Event-ID must be an event id (0 to {MAX_ID}), not '{given[:40]}'")
+        return int(given)
+    if after is not None and not storable(after):
+        raise HTTPError(400, f"after must be an event id (0 to {MAX_ID}), not {str(after)[:40]}")
+    return after or 0
 
 
 def _response(stream: AsyncIterator[str]) -> StreamingResponse:
