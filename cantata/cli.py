@@ -2,11 +2,16 @@
 
 Expected errors (CantataError) print one line on stderr and exit with their exit code
 (2 for bad input); nothing else is caught, so a bug still shows its traceback.
+
+The runtime, the server, the planner and the factory are imported by the commands that
+use them, not here: `cantata validate` checks a file without loading FastAPI or a model
+backend, and starts in a fraction of the time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -15,23 +20,38 @@ from typing import Any
 import click
 
 from cantata import bundled as bundled_pipelines
-from cantata.chat import run_chat
-from cantata.config import cantata_home, load_config
+from cantata.config import DEFAULT_USER, cantata_home, load_config
 from cantata.errors import BackendUnavailable, CantataError
-from cantata.events import Event
-from cantata.factory import registry
-from cantata.factory.cli import agents, with_store
-from cantata.factory.run import factory
-from cantata.instances import instances_report
 from cantata.loader import Pipeline, load_pipeline
-from cantata.planner.cli import plan
-from cantata.runtime import DEFAULT_USER, Cantata
-from cantata.server.cli import keys, serve
 from cantata.spec import pipeline_json_schema
 from cantata.turn import TurnResult
 
+# Commands other modules define, as "module:attribute", imported when named (or listed by --help).
+LAZY_COMMANDS = {
+    "plan": "cantata.planner.cli:plan",
+    "agents": "cantata.factory.cli:agents",
+    "factory": "cantata.factory.run:factory",
+    "serve": "cantata.server.cli:serve",
+    "keys": "cantata.server.cli:keys",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose LAZY_COMMANDS are imported only when a command line names them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = LAZY_COMMANDS.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, attribute = where.split(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cantata")
 def cli() -> None:
     """Cantata: teams of role-specialised LLM agents on models you host yourself."""
@@ -46,6 +66,10 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the turn as one JSON object.")
 def run(pipeline: str, message: str, user: str, session: str | None, config_path: Path | None, as_json: bool) -> None:
     """Run one turn of PIPELINE (a bundled name, a YAML file, or agent:NAME[@VERSION]) on MESSAGE."""
+    from cantata.events import Event
+    from cantata.factory import registry
+    from cantata.runtime import Cantata
+
     spec = None if pipeline.startswith(registry.AGENT_PREFIX) else bundled_pipelines.load(pipeline)
     config = load_config(config_path)
     if message == "-":
@@ -80,6 +104,9 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
 @click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
 def chat(pipeline: str | None, user: str, session: str | None, config_path: Path | None) -> None:
     """Chat in the terminal (default pipeline: coaching)."""
+    from cantata.chat import run_chat
+    from cantata.runtime import Cantata
+
     name = pipeline or ("coaching" if "coaching" in bundled_pipelines.bundled() else "example")
     spec = bundled_pipelines.load(name)
     app = Cantata(load_config(config_path))
@@ -125,6 +152,9 @@ def validate(file: Path) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def list_pipelines(as_json: bool) -> None:
     """List the bundled pipelines and the deployed agents (agent:NAME)."""
+    from cantata.factory import registry
+    from cantata.factory.cli import with_store
+
     rows: list[dict[str, Any]] = []
     home = cantata_home()
     deployed = with_store(lambda store, _: store.agent_versions()) if (home / "cantata.db").exists() else []
@@ -157,6 +187,8 @@ def list_pipelines(as_json: bool) -> None:
 def instances(config_path: Path | None, check: bool, as_json: bool) -> None:
     """The model instances, what they serve, and their live figures; with --check, exit 2
     (after the whole report) when any instance is unreachable."""
+    from cantata.instances import instances_report
+
     rows = asyncio.run(instances_report(load_config(config_path), cantata_home(), check=check))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -192,13 +224,6 @@ def _print_instances(rows: list[dict[str, Any]], *, check: bool) -> None:
 def schema(what: str) -> None:
     """Print the JSON Schema of a pipeline file (for editors)."""
     click.echo(json.dumps(pipeline_json_schema(), indent=2))
-
-
-cli.add_command(plan)
-cli.add_command(agents)
-cli.add_command(factory)
-cli.add_command(serve)
-cli.add_command(keys)
 
 
 def main() -> None:

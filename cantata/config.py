@@ -20,6 +20,10 @@ BackendKind = Literal["embedded", "openai", "scripted"]
 Dialect = Literal["vllm", "llama-cpp-python"]
 
 
+# Whose turns they are when nobody says: the one user of a local, single-person setup.
+DEFAULT_USER = "local"
+
+
 def cantata_home() -> Path:
     """CANTATA_HOME, else the per-user data folder; created on first use by the store."""
     env = os.environ.get("CANTATA_HOME")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cantata.compaction import compact_session, may_need_compaction
-from cantata.config import InstancesConfig, cantata_home
+from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home
 from cantata.errors import SessionConflict, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.loader import Pipeline
@@ -19,8 +19,6 @@ from cantata.pool import Pool
 from cantata.scheduler import Services, TurnInput, TurnRunner
 from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
-
-DEFAULT_USER = "local"
 
 
 def _belongs_to(session: SessionRow, pipeline: Pipeline) -> None:

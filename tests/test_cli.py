@@ -208,3 +208,37 @@ def test_a_reply_cut_at_max_tokens_is_shown_as_cut(write: WriteFile) -> None:
     done = cantata("run", str(write("p.yaml", text)), "-m", "hi", "--config", str(scripted_config(write, fake={})))
     assert done.returncode == 0, done.stderr
     assert "cut at max_tokens=2" in done.stdout
+
+
+def test_the_cli_imports_no_server_planner_or_factory_until_a_command_needs_them() -> None:
+    """`cantata validate` must start fast: FastAPI, uvicorn and the applications load lazily."""
+    heavy = ("fastapi", "uvicorn", "cantata.server", "cantata.planner", "cantata.factory.run", "cantata.runtime")
+    code = f"import cantata.cli, sys; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    check = subprocess.run(
+        [sys.executable, "-c", "import cantata.cli, sys; print('fastapi' in sys.modules)"],
+        capture_output=True,
+        text=True,
+    )
+    assert check.stdout.strip() == "False", check.stderr
+
+
+def test_help_lists_every_command_including_the_lazy_ones() -> None:
+    done = cantata("--help")
+    assert done.returncode == 0, done.stderr
+    for command in (
+        "run",
+        "chat",
+        "validate",
+        "pipelines",
+        "instances",
+        "schema",
+        "plan",
+        "agents",
+        "factory",
+        "serve",
+    ):
+        assert f"  {command} " in done.stdout, command
+    assert "  keys " in done.stdout

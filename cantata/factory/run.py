@@ -15,11 +15,11 @@ from typing import Any, TextIO
 import click
 
 from cantata import bundled as bundled_pipelines
-from cantata.config import load_config
+from cantata.config import DEFAULT_USER, load_config
 from cantata.events import Event
 from cantata.factory.progress import TaskProgress
 from cantata.loader import Pipeline
-from cantata.runtime import DEFAULT_USER, Cantata
+from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 
 

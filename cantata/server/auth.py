@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 
-from cantata.runtime import DEFAULT_USER
+from cantata.config import DEFAULT_USER
 from cantata.server.errors import HTTPError
 from cantata.server.keys import KeyRing, Principal
 
