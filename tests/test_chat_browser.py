@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.browser import chromium
 from tests.helpers.pipelines import RULED, WriteFile, ruled_config
 from tests.helpers.servers import CantataServer
-from tests.test_dashboard_browser import ARGS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -24,25 +24,19 @@ def server(write: WriteFile, tmp_path: Path) -> Iterator[CantataServer]:
 
 
 def test_a_merged_reply_with_a_rule_line_shows_whole_in_its_own_bubble(server: CantataServer) -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run .ci/system-packages.sh (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(f"{server.url}/#/chat")
-            page.select_option("#chat-model", "example")
-            page.fill("#chat-input", "Say it in two parts.")
-            page.click("#chat-send")
-            early = page.locator('[data-testid="early"]').last
-            merged = page.locator('[data-testid="merged"]').last
-            expect(early).not_to_be_empty(timeout=60_000)
-            expect(merged).to_be_visible(timeout=60_000)
-            expect(page.locator('[data-testid="progress"]').last).to_contain_text("ok:", timeout=60_000)
-            assert merged.text_content() == RULED
-            early_text = early.text_content() or ""
-            assert early_text.startswith("[quick] scripted reply") and "---" not in early_text
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{server.url}/#/chat")
+        page.select_option("#chat-model", "example")
+        page.fill("#chat-input", "Say it in two parts.")
+        page.click("#chat-send")
+        early = page.locator('[data-testid="early"]').last
+        merged = page.locator('[data-testid="merged"]').last
+        expect(early).not_to_be_empty(timeout=60_000)
+        expect(merged).to_be_visible(timeout=60_000)
+        expect(page.locator('[data-testid="progress"]').last).to_contain_text("ok:", timeout=60_000)
+        assert merged.text_content() == RULED
+        early_text = early.text_content() or ""
+        assert early_text.startswith("[quick] scripted reply") and "---" not in early_text

@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.browser import chromium
 from tests.helpers.servers import CantataServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.server]
 
-CHROMIUM = Path(os.environ.get("CANTATA_CHROMIUM", "/usr/bin/chromium"))
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOTS = Path(os.environ.get("CANTATA_SCREENSHOTS", "test-output/screenshots"))
 
 
@@ -34,40 +27,34 @@ def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[CantataSe
 
 
 def test_chat_then_timeline_in_chromium(server: CantataServer, tmp_path: Path) -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (scripts/system-packages.sh)")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
-            page.goto(f"{server.url}/#/chat")
-            page.select_option("#chat-model", "example")
-            page.fill("#chat-input", "I keep scrolling on my phone instead of going to the gym.")
-            page.click("#chat-send")
-            early = page.locator('[data-testid="early"]').last
-            merged = page.locator('[data-testid="merged"]').last
-            # The early reply shows while the merged one is still hidden...
-            expect(early).not_to_be_empty(timeout=120_000)
-            assert merged.is_hidden()  # the early reply is there before the merged one
-            early_text = early.inner_text()
-            # ...then the merged reply is appended below it.
-            expect(merged).to_be_visible(timeout=300_000)
-            expect(merged).not_to_be_empty()
-            assert early.inner_text().startswith(early_text[:10])
-            page.click('[data-testid="timeline-link"]')
-            expect(page.locator("#turn-status")).to_have_text("ok", timeout=60_000)
-            lanes = page.locator("#gantt [data-agent]")
-            expect(lanes).to_have_count(4)
-            statuses = [lanes.nth(i).get_attribute("data-status") for i in range(lanes.count())]
-            assert statuses == ["ok"] * 4, statuses
-            lanes.nth(1).click()
-            expect(page.locator("#agent-detail")).to_contain_text("completion")
-            shot = tmp_path / "timeline.png"
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+        page.goto(f"{server.url}/#/chat")
+        page.select_option("#chat-model", "example")
+        page.fill("#chat-input", "I keep scrolling on my phone instead of going to the gym.")
+        page.click("#chat-send")
+        early = page.locator('[data-testid="early"]').last
+        merged = page.locator('[data-testid="merged"]').last
+        # The early reply shows while the merged one is still hidden...
+        expect(early).not_to_be_empty(timeout=120_000)
+        assert merged.is_hidden()  # the early reply is there before the merged one
+        early_text = early.inner_text()
+        # ...then the merged reply is appended below it.
+        expect(merged).to_be_visible(timeout=300_000)
+        expect(merged).not_to_be_empty()
+        assert early.inner_text().startswith(early_text[:10])
+        page.click('[data-testid="timeline-link"]')
+        expect(page.locator("#turn-status")).to_have_text("ok", timeout=60_000)
+        lanes = page.locator("#gantt [data-agent]")
+        expect(lanes).to_have_count(4)
+        statuses = [lanes.nth(i).get_attribute("data-status") for i in range(lanes.count())]
+        assert statuses == ["ok"] * 4, statuses
+        lanes.nth(1).click()
+        expect(page.locator("#agent-detail")).to_contain_text("completion")
+        shot = tmp_path / "timeline.png"
+        page.screenshot(path=str(shot), full_page=True)
     SHOTS.mkdir(parents=True, exist_ok=True)
     kept = SHOTS / "dashboard-timeline.png"
     shutil.copy(shot, kept)
