@@ -179,10 +179,44 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
     assert [t.replies for t in await store.turns(session.id)][-1] == [("a", "early"), ("b", f"reply {turns - 1}")]
     await store.close()
     assert counted == {
-        "export": 4,
+        "export": 6,  # BEGIN, the four reads, COMMIT: one snapshot
         "turns": 1,
         "memory": 1,
         "user turns": 1,
         "turn events": 1,
         "entry histories": 1,
     }
+
+
+async def test_an_export_reads_one_snapshot_while_another_process_adds_a_turn(tmp_path: Path) -> None:
+    # Another process (`cantata run` beside the server) commits a turn and its message
+    # between the export's reads of the turns and of the messages: the export must show
+    # the user's data as it was when it began, not fail on a message of an unknown turn.
+    path = tmp_path / "cantata.db"
+    store = SqliteStore(path)
+    session = store.new_session("ana", "p")
+    first = await store.start_turn(session, "first", new_session=True)
+    await store.finish_turn(first.id, "ok", [("a", "reply")])
+    # The trace callback runs on the store's thread; sqlite3 swallows what it raises.
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    added: list[int] = []
+
+    def meanwhile(statement: str) -> None:
+        if statement.lstrip().startswith("SELECT turn_id, role, agent, content FROM messages"):
+            other.execute("UPDATE sessions SET turn_count = turn_count + 1")
+            other.execute("INSERT INTO turns (session_id, number, started_at) VALUES (?, 2, 0)", (session.id,))
+            (turn_id,) = other.execute("SELECT max(id) FROM turns").fetchone()
+            other.execute(
+                "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, 'x', 0)",
+                (turn_id,),
+            )
+            added.append(turn_id)
+
+    await store.commit(lambda db: db.set_trace_callback(meanwhile))
+    exported = await store.export_user("ana")
+    await store.commit(lambda db: db.set_trace_callback(None))
+    assert added  # the other process did commit its turn in the middle of the export
+    assert [t["turn"] for t in exported["sessions"][0]["turns"]] == [1]
+    assert len((await store.export_user("ana"))["sessions"][0]["turns"]) == 2  # the next export sees it
+    other.close()
+    await store.close()

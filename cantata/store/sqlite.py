@@ -361,8 +361,14 @@ class SqliteStore:
     # -- a user's data --------------------------------------------------------------------
 
     async def export_user(self, user_id: str) -> dict[str, Any]:
+        def read(db: sqlite3.Connection) -> dict[str, Any]:
+            # Its statements read one snapshot: a turn another process adds between them
+            # would otherwise appear in one (its messages) and not in another (the turns).
+            with transaction(db, immediate=False):
+                return queries.export_user(db, user_id)
+
         await self._committer.flush()
-        return await self._read(lambda db: queries.export_user(db, user_id))
+        return await self._read(read)
 
     async def forget_user(self, user_id: str) -> int:
         def write(db: sqlite3.Connection) -> int:

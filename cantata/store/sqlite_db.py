@@ -45,13 +45,16 @@ def _set_wal(db: sqlite3.Connection) -> None:
 
 
 class transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error. With `immediate=False`, a
+    read of several statements: BEGIN takes no lock, and in WAL mode the first statement
+    fixes a snapshot that the others read too, whatever another process commits meanwhile."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, immediate: bool = True) -> None:
         self.db = db
+        self.begin = "BEGIN IMMEDIATE" if immediate else "BEGIN"
 
     def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute(self.begin)
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is not None:
