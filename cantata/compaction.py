@@ -16,7 +16,7 @@ from cantata.errors import BackendError
 from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing
-from cantata.store.base import PastTurn, SessionRow, Store
+from cantata.store import PastTurn, SessionRow, Store
 
 # Compact when the recent turns fill more than half the budget (the new message, memory
 # and the preamble need the rest), down to a quarter, so it does not happen every turn.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cantata.backends.base import Message
-from cantata.store.base import EntryRow, PastTurn
+from cantata.store.rows import EntryRow, PastTurn
 from cantata.structured import OutputContract, format_instruction
 
 TokenCounter = Callable[[str], int]

@@ -21,7 +21,7 @@ from cantata.pool import Instance
 from cantata.prompts import build_briefing, build_messages
 from cantata.runtime import Cantata
 from cantata.spec import AgentSpec
-from cantata.store.base import EntryRow, PastTurn
+from cantata.store import EntryRow, PastTurn
 from cantata.turn import AgentResult
 
 pytestmark = pytest.mark.embedded

@@ -13,7 +13,7 @@ from cantata.errors import SpecError
 from cantata.loader import load_pipeline
 from cantata.prompts import build_briefing, reader_inputs, select
 from cantata.runtime import Cantata
-from cantata.store.base import EntryRow
+from cantata.store import EntryRow
 from tests.helpers.pipelines import WriteFile, scripted_config
 
 

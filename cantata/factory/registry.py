@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from cantata.errors import UserError
-from cantata.store.base import AgentVersion, Store
+from cantata.store import AgentVersion, Store
 
 AGENT_PREFIX = "agent:"
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cantata.store.base import (
+from cantata.store.base import Store
+from cantata.store.rows import (
     AgentVersion,
     EntryRow,
     InstanceEvent,
@@ -13,7 +14,6 @@ from cantata.store.base import (
     SessionRow,
     SessionSummary,
     StartedTurn,
-    Store,
     TurnContext,
     TurnRow,
     UnfinishedTurn,
