@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +14,19 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from cantata import bundled as bundled_pipelines
 from cantata.config import InstancesConfig
 from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.cli import plan as plan_command
+from cantata.planner.emit import SCRIPT_FILE, emit_vllm, next_steps
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import Plan, PlanInfeasible, make_plan
 from cantata.planner.speed import Engine
+from tests.helpers.readme import commands
+
+REAL_MODEL_SECTION = "## From the embedded model to vLLM"
 
 DATA = Path(__file__).parent / "data" / "planner"
 FACTORY = DATA / "factory.yaml"
@@ -149,15 +156,18 @@ def test_a_model_larger_than_one_gpu_runs_tensor_parallel_in_a_node() -> None:
     assert_fits(plan)
 
 
-def test_a_model_larger_than_any_node_runs_pipeline_parallel_across_nodes() -> None:
+def two_a40_boxes() -> Hardware:
     a40 = resolve_hardware("a40").gpus[0].spec
-    two_boxes = Hardware(
+    return Hardware(
         name="two-a40-boxes",
         description="two machines with one A40 each",
         nodes=[Node(index=i, gpus=[GPU(node=i, index=0, spec=a40)]) for i in range(2)],
     )
+
+
+def test_a_model_larger_than_any_node_runs_pipeline_parallel_across_nodes() -> None:
     catalog = load_catalog()
-    plan = make_plan(load_pipeline(COACHING).spec, two_boxes, [parse_model_arg("qwen3-32b:bf16", catalog)])
+    plan = make_plan(load_pipeline(COACHING).spec, two_a40_boxes(), [parse_model_arg("qwen3-32b:bf16", catalog)])
     (inst,) = plan.instances
     assert (inst.tensor_parallel, inst.pipeline_parallel) == (1, 2)
     assert inst.gpus == ["n0:0", "n1:0"]
@@ -307,6 +317,66 @@ def test_emit_vllm_prints_launchable_commands_and_the_instances_config() -> None
         for device in match.group(1).split(","):
             utilisation[device] = utilisation.get(device, 0) + float(fraction.group(1))
     assert all(total <= 0.9 for total in utilisation.values())
+
+
+def _ports(script: str) -> list[int]:
+    return [int(port) for port in re.findall(r"--port (\d+)", script)]
+
+
+def test_emitted_servers_listen_clear_of_cantatas_port_where_the_config_looks() -> None:
+    two = ("--pipeline", "example", "--hardware", "2x4090", "--model", "quick=qwen3-4b", "--emit", "vllm")
+    for extra, first in (((), 8100), (("--port-base", "9200"), 9200)):
+        result = run(*two, *extra)
+        assert result.exit_code == 0, result.output
+        config = _config_from_script(result.stdout)
+        assert _ports(result.stdout) == [first, first + 1]
+        # The script starts the servers where it runs: the config reaches them there.
+        assert [i.url for i in config.instances] == [f"http://localhost:{p}/v1" for p in (first, first + 1)]
+        for port in (first, first + 1):
+            assert f"wait_ready http://localhost:{port}/v1 $!" in result.stdout
+    refused = run(*two, "--port-base", "65535")
+    assert refused.exit_code == 2 and "--port-base 65535" in refused.output and "65536" in refused.output
+
+
+def test_servers_on_one_node_of_a_multi_node_profile_are_reached_on_localhost() -> None:
+    result = run("--pipeline", str(COACHING), "--hardware", "a100-211", "--emit", "vllm")
+    assert result.exit_code == 0, result.output
+    config = _config_from_script(result.stdout)
+    assert all(i.url and i.url.startswith("http://localhost:") for i in config.instances)
+    assert "# Every server runs on node0: run this script there" in result.stdout
+    assert "NODE" not in result.stdout
+
+
+def test_servers_on_several_nodes_start_on_the_node_the_script_is_given(tmp_path: Path) -> None:
+    catalog = load_catalog()
+    models = ["coach=qwen3-32b:q8_0", "synth=qwen3-30b-a3b:q8_0"]  # 35 and 32 GB: one A40 each
+    plan = make_plan(load_pipeline(COACHING).spec, two_a40_boxes(), [parse_model_arg(m, catalog) for m in models])
+    script = emit_vllm(plan)
+    config = _config_from_script(script)
+    hosts = {i.name: (i.url or "").split("/")[2] for i in config.instances}
+    assert hosts == {inst.name: f"{inst.host}:{inst.port}" for inst in plan.instances}
+    assert sorted(h.split(":")[0] for h in hosts.values()) == ["node0", "node1"]
+    for inst in plan.instances:  # each server in its node's block, waited on where it runs
+        block = script.split(f'if [ "$NODE" = {inst.host} ]; then\n', 1)[1].split("\nfi\n", 1)[0]
+        assert f"--port {inst.port}" in block and f"wait_ready http://localhost:{inst.port}/v1" in block
+    assert next_steps(plan)[0] == "sh vllm-launch.sh NODE"
+    (tmp_path / "launch.sh").write_text(script)
+    unnamed = subprocess.run(["sh", "launch.sh"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert unnamed.returncode == 2 and "node0|node1" in unnamed.stderr
+    assert list(tmp_path.iterdir()) == [tmp_path / "launch.sh"]  # nothing started, nothing written
+
+
+def test_the_readme_takes_the_three_commands_the_script_names() -> None:
+    plan_line, *steps = commands(REAL_MODEL_SECTION)
+    result = run(*shlex.split(plan_line.split(">")[0])[2:])
+    assert result.exit_code == 0, result.output
+    header = result.stdout.split("\nset -e\n")[0]
+    plan = make_plan(load_pipeline(bundled_pipelines.bundled()["coaching"]).spec, resolve_hardware("2x4090"))
+    assert steps == next_steps(plan)
+    for step in steps:
+        assert step in header
+    assert plan_line.endswith(f"> {SCRIPT_FILE}")
+    assert all(f'echo "  {step}"' in result.stdout for step in steps[1:])
 
 
 def test_emit_vllm_passes_quantisation_and_reasoning_parser_flags() -> None:

@@ -15,7 +15,7 @@ from cantata.errors import CantataError, UserError
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_compose, emit_vllm, instances_yaml
 from cantata.planner.hardware import CUSTOM_FORM, profile_names, resolve_hardware
-from cantata.planner.plan import make_plan
+from cantata.planner.plan import DEFAULT_PORT_BASE, make_plan
 from cantata.planner.render import render_plan
 
 
@@ -35,6 +35,13 @@ from cantata.planner.render import render_plan
 )
 @click.option("--context", type=int, default=None, help="Context window of every instance, in tokens.")
 @click.option("--concurrency", type=int, default=1, show_default=True, help="Turns in flight at once.")
+@click.option(
+    "--port-base",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT_BASE,
+    show_default=True,
+    help="The first model server's port; the others follow (clear of `cantata serve`'s 8000).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.option("--emit", type=click.Choice(["vllm", "compose"]), default=None, help="Print launch configs instead.")
 @click.option(
@@ -49,6 +56,7 @@ def plan(
     models: tuple[str, ...],
     context: int | None,
     concurrency: int,
+    port_base: int,
     as_json: bool,
     emit: str | None,
     config_out: Path | None,
@@ -65,7 +73,15 @@ def plan(
         forced = [parse_model_arg(m, catalog) for m in models]
         target = resolve_hardware(hardware)
         pipeline = bundled_pipelines.load(pipeline_name)
-        result = make_plan(pipeline.spec, target, forced, context=context, concurrency=concurrency, catalog=catalog)
+        result = make_plan(
+            pipeline.spec,
+            target,
+            forced,
+            context=context,
+            concurrency=concurrency,
+            catalog=catalog,
+            port_base=port_base,
+        )
         if config_out is not None:
             config_out.write_text(instances_yaml(result), encoding="utf-8")
         if emit == "vllm":

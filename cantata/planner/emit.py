@@ -14,6 +14,7 @@ from cantata.errors import UserError
 from cantata.planner.plan import Plan, PlannedInstance
 
 CONFIG_FILE = "cantata-instances.yaml"
+SCRIPT_FILE = "vllm-launch.sh"
 VLLM_IMAGE = "vllm/vllm-openai:latest"
 
 
@@ -84,57 +85,121 @@ def _devices(inst: PlannedInstance, node: int) -> str:
     return ",".join(g.split(":")[1] for g in inst.gpus if g.startswith(f"n{node}:"))
 
 
-def emit_vllm(plan: Plan) -> str:
-    """A shell script: write the instances config, start each server in turn, wait until it answers."""
+def _node(gpu: str) -> int:
+    return int(gpu.split(":")[0][1:])
+
+
+def server_nodes(plan: Plan) -> list[int]:
+    """The nodes whose script block starts servers (an instance starts on its first GPU's node)."""
+    return sorted({_node(inst.gpus[0]) for inst in plan.instances})
+
+
+def next_steps(plan: Plan) -> list[str]:
+    """The three commands from the emitted script to Cantata serving on the servers:
+    start them, check them, serve (the README's "From the embedded model to vLLM")."""
+    start = f"sh {SCRIPT_FILE}" + (" NODE" if len(server_nodes(plan)) > 1 else "")
+    return [start, f"cantata instances --check --config {CONFIG_FILE}", f"cantata serve --config {CONFIG_FILE}"]
+
+
+def _header(plan: Plan) -> list[str]:
+    start, check, serve = next_steps(plan)
+    nodes = [f"node{n}" for n in server_nodes(plan)]
+    ports = sorted(inst.port for inst in plan.instances)
     lines = [
         "#!/bin/sh",
         f"# Cantata plan: pipeline '{plan.pipeline}' on {plan.hardware} ({plan.hardware_description}).",
+        f"# Save it as {SCRIPT_FILE}; then three commands take you to Cantata on these servers:",
+        f"#   {start:<58} start the servers, write {CONFIG_FILE}",
+        f"#   {check:<58} exits 2 if one is unreachable",
+        f"#   {serve:<58} the pipelines, on port 8000",
+        f"# The servers listen on port(s) {', '.join(map(str, ports))} (clear of Cantata's 8000).",
         "# One `vllm serve` per instance. Servers sharing a GPU start one after the other: each takes",
         "# its --gpu-memory-utilization share of the card (they add up to at most 0.9 per GPU).",
-        "set -e",
+    ]
+    if len(nodes) > 1:
+        lines += [
+            f"# The servers run on {', '.join(nodes)}: run this script on each of them, naming it",
+            f"# (sh {SCRIPT_FILE} {nodes[0]}). The config reaches them as http://NODE:PORT: make those",
+            "# names resolve where Cantata runs, or put the machines' addresses in the config.",
+        ]
+    elif len({_node(g.gpu) for g in plan.gpus}) > 1:
+        lines.append(f"# Every server runs on {nodes[0]}: run this script there, and Cantata beside them.")
+    return lines
+
+
+def emit_vllm(plan: Plan) -> str:
+    """A shell script: write the instances config, start each server in turn, wait until it
+    answers, then say the next two commands."""
+    nodes = server_nodes(plan)
+    names = [f"node{n}" for n in nodes]
+    multi = len(nodes) > 1
+    lines = [*_header(plan), "set -e"]
+    if multi:
+        lines += [
+            'NODE="${1:-}"',
+            'case "$NODE" in',
+            f"  {'|'.join(names)}) ;;",
+            f'  *) echo "usage: sh $0 {"|".join(names)}: run it on each node, naming that node" >&2; exit 2 ;;',
+            "esac",
+        ]
+    lines += [
         "mkdir -p logs",
         "",
         f"cat > {CONFIG_FILE} <<'YAML'",
         instances_yaml(plan).rstrip(),
         "YAML",
-        f'echo "instances config written to {CONFIG_FILE}: run pipelines with --config {CONFIG_FILE}"',
         "",
+        "# URL PID NAME: wait until the server lists its model; stop if it exited first.",
         "wait_ready() {",
-        '  until curl -sf "$1/health" > /dev/null; do sleep 5; done',
+        '  until curl -sf "$1/models" > /dev/null; do',
+        '    if ! kill -0 "$2" 2> /dev/null; then',
+        '      echo "$3 exited before it answered: see logs/$3.log" >&2',
+        "      exit 1",
+        "    fi",
+        "    sleep 2",
+        "  done",
         "}",
     ]
-    nodes = sorted({int(inst.gpus[0].split(":")[0][1:]) for inst in plan.instances})
     for node in nodes:
-        if len(nodes) > 1:
-            lines += ["", f"# ---- on node{node} ----"]
+        block: list[str] = []
         for inst in plan.instances:
-            head = int(inst.gpus[0].split(":")[0][1:])
-            if head != node:
-                continue
-            roles = ", ".join(inst.roles)
-            lines += [
-                "",
-                f"# {inst.name}: {inst.model} {inst.quantization_label} for {roles}",
-                f"# {inst.weights_gb:g} GB weights + {inst.kv_cache_gb:g} GB KV cache planned "
-                f"on {', '.join(inst.gpus)}",
-            ]
-            if inst.checkpoint is None and not inst.gguf:
-                lines.append(f"# no published {inst.quantization_label} checkpoint is recorded: replace the model path")
-            if inst.gguf:
-                source = inst.checkpoint or inst.hf_repo
-                lines.append(f"# download the {inst.quantization_label} file from {source} first")
-            if inst.pipeline_parallel > 1:
-                lines.append("# spans nodes: start a Ray cluster over them first (ray start --head / --address)")
-            command = [f"CUDA_VISIBLE_DEVICES={_devices(inst, node)}", "vllm", "serve", _model_arg(inst)]
-            args = vllm_args(inst, plan)
-            body = " ".join(shlex.quote(a) if i else a for i, a in enumerate(command))
-            pairs = _pairs(args)
-            text = body + " \\\n" + " \\\n".join(f"  {p}" for p in pairs)
-            lines.append(f"{text} \\\n  > logs/{inst.name}.log 2>&1 &")
-            # Each node's block runs on that node: wait on the local port.
-            lines.append(f"wait_ready http://localhost:{inst.port}")
-    lines += ["", 'echo "all instances are up"', ""]
+            if _node(inst.gpus[0]) == node:
+                block += ["", *_server(inst, plan, node)]
+        if multi:
+            lines += ["", f'if [ "$NODE" = node{node} ]; then', *[f"  {line}" if line else "" for line in block[1:]]]
+            lines.append("fi")
+        else:
+            lines += block
+    _, check, serve = next_steps(plan)
+    lines += [
+        "",
+        f'echo "the servers{" of $NODE" if multi else ""} are up; {CONFIG_FILE} is written. Next:"',
+        f'echo "  {check}"' + ("  # once every node's servers are up" if multi else ""),
+        f'echo "  {serve}"',
+        "",
+    ]
     return "\n".join(lines)
+
+
+def _server(inst: PlannedInstance, plan: Plan, node: int) -> list[str]:
+    """One server's lines: what it holds, its command in the background, the wait for it."""
+    lines = [
+        f"# {inst.name}: {inst.model} {inst.quantization_label} for {', '.join(inst.roles)}",
+        f"# {inst.weights_gb:g} GB weights + {inst.kv_cache_gb:g} GB KV cache planned on {', '.join(inst.gpus)}",
+    ]
+    if inst.checkpoint is None and not inst.gguf:
+        lines.append(f"# no published {inst.quantization_label} checkpoint is recorded: replace the model path")
+    if inst.gguf:
+        lines.append(f"# download the {inst.quantization_label} file from {inst.checkpoint or inst.hf_repo} first")
+    if inst.pipeline_parallel > 1:
+        lines.append("# spans nodes: start a Ray cluster over them first (ray start --head / --address)")
+    command = [f"CUDA_VISIBLE_DEVICES={_devices(inst, node)}", "vllm", "serve", _model_arg(inst)]
+    body = " ".join(shlex.quote(a) if i else a for i, a in enumerate(command))
+    text = body + " \\\n" + " \\\n".join(f"  {p}" for p in _pairs(vllm_args(inst, plan)))
+    lines += (text + f" \\\n  > logs/{inst.name}.log 2>&1 &").split("\n")
+    # The script runs on the server's own node: it waits on the local port.
+    lines.append(f"wait_ready http://localhost:{inst.port}/v1 $! {inst.name}")
+    return lines
 
 
 def _pairs(args: list[str]) -> list[str]:

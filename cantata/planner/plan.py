@@ -27,7 +27,9 @@ from cantata.planner.speed import TurnTiming
 from cantata.planner.workload import Workload
 from cantata.spec import Need, PipelineSpec
 
-BASE_PORT = 8000
+# Model servers listen from here up, one port per instance: clear of `cantata serve`'s 8000,
+# so the servers and Cantata run side by side on one machine as the plan emits them.
+DEFAULT_PORT_BASE = 8100
 
 
 class PlanInfeasible(UserError):
@@ -131,6 +133,7 @@ def make_plan(
     context: int | None = None,
     concurrency: int = 1,
     catalog: Catalog | None = None,
+    port_base: int = DEFAULT_PORT_BASE,
 ) -> Plan:
     catalog = catalog or load_catalog()
     workload = Workload(spec)
@@ -142,7 +145,10 @@ def make_plan(
         changes = _nearest_changes(planner)
         hint = f"; nearest feasible change: {'; or '.join(changes)}" if changes else ""
         raise PlanInfeasible(f"cannot plan '{workload.name}' on {hardware.name}: {result.reason}{hint}")
-    return _assemble(planner, result)
+    last_port = port_base + len(result.roles_of) - 1
+    if not 1 <= port_base <= last_port <= 65535:
+        raise UserError(f"--port-base {port_base}: the {len(result.roles_of)} server(s) need ports up to {last_port}")
+    return _assemble(planner, result, port_base)
 
 
 def _check_arguments(workload: Workload, forced: list[ModelChoice], context: int | None, concurrency: int) -> None:
@@ -231,10 +237,13 @@ def _nearest_changes(planner: Planner) -> list[str]:
     return out
 
 
-def _assemble(planner: Planner, selection: Selection) -> Plan:
+def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
     workload, hardware, catalog = planner.workload, planner.hardware, planner.catalog
     keys = list(selection.roles_of)  # in pipeline order of their first role
-    multi_node = len(hardware.nodes) > 1
+    # The nodes the servers start on (an instance across nodes starts on its first), not those
+    # the profile has: servers that all start on one node are started there by one script, and
+    # Cantata beside them reaches them on localhost.
+    multi_node = len({p.gpus[0].node for p in selection.placements.values()}) > 1
 
     # Spare memory on each GPU goes to the KV cache of the instances on it, in equal shares,
     # so the --gpu-memory-utilization fractions add up to the usable fraction exactly.
@@ -264,7 +273,7 @@ def _assemble(planner: Planner, selection: Selection) -> Plan:
         kv_total = kv_per_gpu * shards / kv_replication(model, placement.tensor_parallel)
         per_token = kv_bytes_per_token(model)
         host = f"node{placement.gpus[0].node}" if multi_node else "localhost"
-        port = BASE_PORT + i
+        port = port_base + i
         aliases = sorted({a for a, home in alias_home.items() if home == key} | {key})
         instances.append(
             PlannedInstance(
@@ -382,7 +391,11 @@ def _notes(
             "would not speed the turn up; they are free for more turns at once (--concurrency) or other work"
         )
     if multi_node:
-        notes.append("hosts are named node0, node1, ... after the profile's nodes: put your machines' addresses in")
+        notes.append(
+            "the servers run on several nodes, named node0, node1, ... after the profile's: run the script on "
+            "each node with its name (sh SCRIPT node0), and make the names resolve where Cantata runs, "
+            "or put the machines' addresses in the config"
+        )
     for role in roles:
         if role.proxy:
             wanted = NEED_BENCHMARK[role.need]
