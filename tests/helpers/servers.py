@@ -5,6 +5,7 @@ point), and `cantata serve` as a user runs it."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,15 +34,18 @@ class ServerProcess:
 
     name = "server"
 
-    def __init__(self, log_path: Path, command: list[str], health: str) -> None:
+    def __init__(self, log_path: Path, command: list[str], health: str, *, cwd: Path | None = None) -> None:
         self.log_path = log_path
         self.command = command
         self.health = health
+        self.cwd = cwd
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Self:
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+            self.process = subprocess.Popen(
+                self.command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(), cwd=self.cwd
+            )
         deadline = time.monotonic() + START_S
         while True:
             if self.process.poll() is not None:
@@ -87,8 +91,79 @@ class LlamaServer(ServerProcess):
 class CantataServer(ServerProcess):
     name = "cantata serve"
 
-    def __init__(self, log_dir: Path, *args: str) -> None:
+    def __init__(self, log_dir: Path, *args: str, cwd: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "cantata", "serve", "--port", str(self.port), *args]
-        super().__init__(log_dir / "cantata-serve.log", command, f"{self.url}/healthz")
+        super().__init__(log_dir / "cantata-serve.log", command, f"{self.url}/healthz", cwd=cwd)
+
+
+def free_port_run(count: int) -> int:
+    """The first of `count` consecutive free loopback ports (for servers numbered from a base)."""
+    for _ in range(50):
+        first = free_port()
+        if all(_is_free(first + i) for i in range(1, count)):
+            return first
+    raise AssertionError(f"no {count} consecutive free ports on loopback")
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+# `vllm serve MODEL --served-model-name NAME --port PORT --max-model-len N ...` as llama-cpp-python's
+# server with the embedded model, on loopback: what an emitted launch script starts, in a test.
+# It records its pid under $VLLM_STANDIN_PIDS/NAME, then becomes the server (same pid).
+VLLM_STANDIN = """#!{python}
+import os
+import sys
+
+args = sys.argv[1:]
+if args[:1] != ["serve"]:
+    sys.exit("this vllm stands in for `vllm serve` only")
+def value(flag):
+    return args[args.index(flag) + 1]
+name = value("--served-model-name")
+with open(os.path.join(os.environ["VLLM_STANDIN_PIDS"], name), "w") as pid:
+    pid.write(str(os.getpid()))
+command = ["-m", "llama_cpp.server", "--model", {model!r}, "--model_alias", name]
+command += ["--host", "127.0.0.1", "--port", value("--port"), "--n_ctx", value("--max-model-len")]
+os.execv(sys.executable, [sys.executable, *command])
+"""
+
+
+def vllm_standin(folder: Path) -> Path:
+    """A folder holding an executable `vllm` (VLLM_STANDIN) to put first on PATH."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "vllm"
+    script.write_text(VLLM_STANDIN.format(python=sys.executable, model=str(default_model_path())))
+    script.chmod(0o755)
+    return folder
+
+
+def stop_pid(pid: int, timeout_s: float = 30.0) -> None:
+    """Stop a server this test started but is not the parent of (a launch script's child)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (its new parent, maybe a container's init, may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
