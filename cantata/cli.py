@@ -148,6 +148,17 @@ def validate(file: Path) -> None:
     )
 
 
+@cli.command("new")
+@click.argument("name")
+def new(name: str) -> None:
+    """Write a pipeline folder NAME/ to start from: its YAML, a prompt file, an output model, a function."""
+    from cantata.scaffold import scaffold
+
+    folder, pipeline = scaffold(name, Path.cwd())
+    click.echo(f"{folder}: pipeline '{name}', agents {' -> '.join(pipeline.order)}")
+    click.echo(f'run it: cantata run {name}/pipeline.yaml -m "I keep skipping my runs."')
+
+
 @cli.command("pipelines")
 @click.option("--json", "as_json", is_flag=True)
 def list_pipelines(as_json: bool) -> None:

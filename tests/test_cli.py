@@ -14,8 +14,8 @@ from tests.helpers.servers import free_port
 from tests.test_scheduler import DIAMOND
 
 
-def cantata(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "cantata", *args], capture_output=True, input=stdin)
+def cantata(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "cantata", *args], capture_output=True, input=stdin, cwd=cwd)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
@@ -238,6 +238,7 @@ def test_help_lists_every_command_including_the_lazy_ones() -> None:
         "plan",
         "agents",
         "factory",
+        "new",
         "serve",
     ):
         assert f"  {command} " in done.stdout, command
