@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cantata import bundled as pipelines
 from cantata import sandbox
@@ -14,6 +15,7 @@ from cantata.config import load_config
 from cantata.events import Event
 from cantata.factory import registry
 from cantata.factory.board import task_board
+from cantata.factory.outcome import BIGGER_MODEL, outcome_lines
 from cantata.loader import load_pipeline
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
@@ -22,6 +24,7 @@ from cantata.runtime import Cantata
 from cantata.store import SqliteStore
 from tests.helpers.pipelines import WriteFile
 from tests.helpers.stores import statements_during
+from tests.test_cli import cantata
 
 CANNED = Path(__file__).parent / "data" / "factory" / "action_items.yaml"
 REQUEST = "an agent that extracts action items with owners and due dates from meeting notes"
@@ -300,17 +303,19 @@ def test_the_builder_fills_the_artefact_from_the_design_and_adds_no_tool_it_did_
     assert with_tool.tool_code == code and with_tool.instructions == "Count the words."
 
 
-@needs_bwrap
-async def test_tests_that_check_only_a_valid_output_do_not_deploy_the_agent(write: WriteFile, home: Path) -> None:
-    import yaml
-
+def untested_config(write: WriteFile) -> Path:
+    """Canned replies whose tests all pass but check only that the output is valid."""
     canned = yaml.safe_load(CANNED.read_text())
     canned["architect"]["fields"][0]["name"] = "items"  # no planted failure: every test passes
     for example in canned["analyst"]["examples"]:
         example["checks"] = [{"kind": "equals", "field": "", "value": ""}]  # dropped: nothing left to test
     replies = write("canned.yaml", yaml.safe_dump(canned))
-    config = write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {replies}\n")
-    app = Cantata(load_config(config), home=home)
+    return write("instances.yaml", f"instances:\n  - name: canned\n    backend: scripted\n    replies: {replies}\n")
+
+
+@needs_bwrap
+async def test_tests_that_check_only_a_valid_output_do_not_deploy_the_agent(write: WriteFile, home: Path) -> None:
+    app = Cantata(load_config(untested_config(write)), home=home)
     try:
         result = await app.run_turn(pipelines.load("factory"), REQUEST)
         versions = await app.store.agent_versions()
@@ -318,5 +323,35 @@ async def test_tests_that_check_only_a_valid_output_do_not_deploy_the_agent(writ
         await app.close()
     agents = {a.name: a.output for a in result.agents}
     assert agents["tester"]["dev_passed"] == 3 and agents["tester"]["heldout_passed"] == 3
-    assert not agents["deployer"]["deployed"] and "none a property" in agents["deployer"]["reason"]
+    deployment = agents["deployer"]
+    assert not deployment["deployed"] and "none a property" in deployment["reason"]
+    # The deployer's own rule held it back, not a finding of the critic's.
+    assert deployment["rules"] and not deployment["blocking"] and not agents["critic"]["blocking"]
     assert versions == []
+
+
+@needs_bwrap
+def test_the_plain_outcome_says_why_where_the_draft_is_and_what_next(write: WriteFile, home: Path) -> None:
+    done = cantata("factory", REQUEST, "--config", str(untested_config(write)))
+    assert done.returncode == 1, done.stderr
+    outcome = done.stdout[done.stdout.index("Not deployed:") :].splitlines()
+    draft = next(home.glob("factory/turn-*/draft"))
+    assert outcome == [
+        "Not deployed: action-items",
+        "  rule: test quality: every example checks only that the output is valid, none a property of it",
+        f'Draft: {draft}  (try it: cantata run {draft}/pipeline.yaml -m "...")',
+        f"Next: cantata factory '{REQUEST}' --force deploys it anyway (its card says so); {BIGGER_MODEL}.",
+    ]
+    assert load_pipeline(draft / "pipeline.yaml").name == "action-items"  # the draft runs as it is
+
+
+def test_a_blocking_finding_is_named_only_when_the_critic_said_blocking() -> None:
+    task = {"deployed": False, "refused": False, "agent": "notes", "reason": "r", "failing_tests": [],
+            "rules": [], "blocking": ["tool.py: imports socket"], "draft": "/h/draft", "turn": {}}  # fmt: skip
+    lines = outcome_lines(task, "notes")
+    assert lines[1] == "  blocking finding (critic): tool.py: imports socket" and "--force" in lines[-1]
+    failing = {**task, "blocking": [], "failing_tests": [f"dev #{i}: wrong" for i in range(1, 8)]}
+    text = "\n".join(outcome_lines(failing, "notes"))
+    assert "blocking" not in text and "  failing test: dev #5: wrong" in text and "2 more failing tests" in text
+    refused = {**task, "refused": True, "agent": None, "reason": "it needs internet access"}
+    assert outcome_lines(refused, "x")[0] == "Not built: it needs internet access."

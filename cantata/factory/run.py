@@ -1,7 +1,8 @@
 """`cantata factory "REQUEST"`: one turn of the factory pipeline, with a live line of its progress.
 
 The live line shows the role at work, its stage, the loop's iteration, the tests passed
-so far and the tokens spent; `--json` prints the turn and the task's outcome instead.
+so far and the tokens spent, then the outcome in a few lines (cantata/factory/outcome.py);
+`--json` prints the turn and the task's outcome instead.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 from cantata import bundled as bundled_pipelines
 from cantata.config import DEFAULT_USER, load_config
 from cantata.events import Event
+from cantata.factory.outcome import outcome_lines
 from cantata.factory.progress import TaskProgress
 from cantata.loader import Pipeline
 from cantata.runtime import Cantata
@@ -73,6 +75,10 @@ def task_json(result: TurnResult) -> dict[str, Any]:
         "forced": bool(deployment.get("forced")),
         "reason": deployment.get("reason", ""),
         "failing_tests": deployment.get("failing_tests", []),
+        "blocking": deployment.get("blocking", []),
+        "rules": deployment.get("rules", []),
+        "draft": deployment.get("draft") or None,
+        "refused": (outputs.get("orchestrator") or {}).get("feasible") is False,
         "tests": outputs.get("tester"),
         "turn_id": result.turn_id,
         "turn": result.as_json(),
@@ -114,8 +120,7 @@ def factory(
     else:
         if isinstance(task["tests"], dict):
             view.tested(task["tests"])
-        view.print(result.final.text if result.final else f"the factory turn {result.status}")
-        for line in task["failing_tests"]:
-            view.print(f"  failing: {line}")
+        for line in outcome_lines(task, request):
+            view.print(line)
     if not task["deployed"]:
         sys.exit(1)

@@ -184,4 +184,7 @@ class Deployment(BaseModel):
     forced: bool = False
     reason: str = ""
     failing_tests: list[str] = []
+    blocking: list[str] = []  # the critic's blocking findings (its static checks)
+    rules: list[str] = []  # the deployer's own rules that held it back (the tests' quality)
+    draft: str = ""  # the folder of the agent that was not deployed, to read, run or fix
     reply: str = ""

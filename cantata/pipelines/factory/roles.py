@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from cantata import CheckContext, FunctionContext, Rejected, Skip
+from cantata import CantataError, CheckContext, FunctionContext, Rejected, Skip
 from cantata.config import cantata_home
 from cantata.factory import registry
 from cantata.pipelines.factory.assembly import assemble, assembly_error, output_schema
@@ -334,18 +334,33 @@ async def deployer(ctx: FunctionContext) -> Deployment:
     if report.error:
         failing.append(report.error)
     blocking = [f"{f.where}: {f.problem}" for f in review.static if f.severity == "blocking"]
-    # Passing tests that test nothing are no reason to deploy (a small model's analyst).
+    # Passing tests that test nothing are no reason to deploy (a small model's analyst). The
+    # rule is the deployer's, not a finding of the critic's: it is reported as a rule.
+    rules = []
     requirements = parsed(Requirements, ctx.inputs.get("analyst"))
     if requirements is not None and not any(tests_a_property(e) for e in requirements.examples):
-        blocking.append("tests: every example checks only that the output is valid, none a property of it")
+        rules.append("test quality: every example checks only that the output is valid, none a property of it")
     force = bool(ctx.options.get("force"))
-    if (failing or blocking or not report.all_passed) and not force:
-        reason = "; ".join(blocking[:3] + failing[:5]) or "no test ran"
-        return Deployment(deployed=False, name=artefact.name, reason=reason, failing_tests=failing,
-                          reply=f"Not deployed: {len(failing)} failing test(s), {len(blocking)} blocking finding(s).")  # fmt: skip
+    if (failing or blocking or rules or not report.all_passed) and not force:
+        reason = "; ".join(rules + blocking[:3] + failing[:5]) or "no test ran"
+        draft = keep_draft(ctx, artefact)
+        return Deployment(deployed=False, name=artefact.name, reason=reason, failing_tests=failing, blocking=blocking,
+                          rules=rules, draft=str(draft or ""), reply=f"Not deployed: {reason}.")  # fmt: skip
     if ctx.runtime is None:
         return Deployment(deployed=False, name=artefact.name, reason="the deployer needs the runtime")
     return await _deploy(ctx, artefact, report, failing, force)
+
+
+def keep_draft(ctx: FunctionContext, artefact: Artefact) -> Path | None:
+    """The artefact that was not deployed, assembled where its person can read, run or fix it."""
+    if ctx.runtime is None:
+        return None
+    folder = ctx.runtime.home / "factory" / f"turn-{ctx.turn_id}" / "draft"
+    try:
+        assemble(artefact, folder)
+    except CantataError:
+        return None  # it loaded when the builder or fixer wrote it; if not now, there is nothing to run
+    return folder
 
 
 async def _deploy(
