@@ -410,8 +410,9 @@ def test_the_table_shows_instances_gpus_roles_and_times() -> None:
     result = run("--pipeline", str(COACHING), "--hardware", "2x4090", "--model", "qwen3-30b-a3b")
     assert result.exit_code == 0, result.output
     text = result.stdout
-    for heading in ("INSTANCE", "QUANT", "GPUS", "KV TOKENS", "ROLES", "USED", "FREE"):
+    for heading in ("INSTANCE", "QUANT", "SERVER", "GPUS", "KV TOKENS", "ROLES", "USED", "FREE"):
         assert heading in text
+    assert " localhost:8100 " in text  # where the emitted script starts the server
     assert "qwen3-30b-a3b" in text
     assert re.search(r"early reply \(coach\) [\d.]+ s, merged reply \(synth\) [\d.]+ s", text)
 

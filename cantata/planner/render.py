@@ -24,13 +24,14 @@ def render_plan(plan: Plan) -> str:
         "",
     ]
     lines += _table(
-        ["INSTANCE", "MODEL", "QUANT", "GPUS", "TP", "PP", "WEIGHTS", "KV", "MEMORY", "UTIL", "CONTEXT",
+        ["INSTANCE", "MODEL", "QUANT", "SERVER", "GPUS", "TP", "PP", "WEIGHTS", "KV", "MEMORY", "UTIL", "CONTEXT",
          "SEQS", "KV TOKENS", "TOK/S", "ROLES"],
         [
             [
                 i.name,
                 i.model,
                 i.quantization_label,
+                f"{i.host}:{i.port}",
                 ",".join(i.gpus),
                 str(i.tensor_parallel),
                 str(i.pipeline_parallel),
@@ -82,4 +83,7 @@ def render_plan(plan: Plan) -> str:
     lines.append(f"Predicted turn: {early}merged reply ({final}) {plan.timing.final_s:.1f} s")
     for note in plan.notes:
         lines.append(f"note: {note}")
+    lines.append(
+        'Launch: --emit vllm writes the script that starts these servers (README: "From the embedded model to vLLM")'
+    )
     return "\n".join(lines)
