@@ -16,6 +16,7 @@ from cantata.events import Event
 from cantata.factory import registry
 from cantata.factory.board import task_board
 from cantata.factory.outcome import BIGGER_MODEL, outcome_lines
+from cantata.factory.run import task_json
 from cantata.loader import load_pipeline
 from cantata.pipelines.factory.models import Artefact, OutputField
 from cantata.pipelines.factory.review import tool_findings
@@ -112,6 +113,7 @@ async def test_requests_cantata_cannot_build_stop_with_the_reason_and_no_deploym
     assert not deployment["deployed"] and reason in deployment["reason"]
     assert result.final is not None and result.final.text.startswith("Not built:")
     assert versions == []
+    assert outcome_lines(task_json(result), request_text)[0] == f"Not built: {deployment['reason']}."
 
 
 def test_refusal_lets_ordinary_requests_through() -> None:

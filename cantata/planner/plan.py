@@ -392,8 +392,8 @@ def _notes(
         )
     if multi_node:
         notes.append(
-            "the servers run on several nodes, named node0, node1, ... after the profile's: run the script on "
-            "each node with its name (sh SCRIPT node0), and make the names resolve where Cantata runs, "
+            "the servers run on several nodes, named node0, node1, ... after the profile's: run the --emit vllm "
+            "script on each node with its name (sh vllm-launch.sh node0), and make the names resolve where Cantata runs, "
             "or put the machines' addresses in the config"
         )
     for role in roles:
