@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from cantata.context import CheckContext, FunctionContext, Runtime, ScratchRuntime
     from cantata.events import Event
     from cantata.loader import Pipeline, load_pipeline
+    from cantata.quotes import Quotation, quotations, quote_marks_removed, quote_problem
     from cantata.runtime import Cantata
     from cantata.spec import AgentSpec, PipelineSpec
+    from cantata.store.rows import TurnRef
     from cantata.turn import AgentResult, Delivery, TurnResult
 
 __version__ = "0.1.0"
@@ -59,6 +61,11 @@ _LAZY = {
     "InstancesConfig": "cantata.config",
     "InstanceConfig": "cantata.config",
     "load_config": "cantata.config",
+    "TurnRef": "cantata.store.rows",
+    "Quotation": "cantata.quotes",
+    "quote_problem": "cantata.quotes",
+    "quotations": "cantata.quotes",
+    "quote_marks_removed": "cantata.quotes",
 }
 
 __all__ = [
@@ -79,6 +86,12 @@ __all__ = [
     "ScratchRuntime",
     "Rejected",
     "Skip",
+    # Quotations of the person, checked against the turn they cite (cantata/quotes.py)
+    "TurnRef",
+    "Quotation",
+    "quote_problem",
+    "quotations",
+    "quote_marks_removed",
     # What a turn returns, and what it reports while it runs
     "TurnResult",
     "AgentResult",

@@ -10,9 +10,12 @@ turns, and anything with those few members (a test's fake) can stand in.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from cantata.store.rows import TurnRef
 
 if TYPE_CHECKING:
     from cantata.loader import Pipeline
@@ -46,6 +49,11 @@ class Runtime(Protocol):
         ...
 
 
+# The person's messages of some of their turns, in one store read (Store.turn_messages for
+# the turn's user).
+MessageReader = Callable[[Sequence[TurnRef]], Awaitable[dict[TurnRef, str]]]
+
+
 @dataclass
 class FunctionContext:
     """What a `function:` agent receives: the turn so far, as plain data."""
@@ -65,6 +73,18 @@ class FunctionContext:
     runtime: Runtime | None = None
     turn_id: int = 0  # the turn's id in the store (`turn` is its number in the session)
     iteration: int = 0  # within a pipeline's loop: 1, 2, ...
+    read_messages: MessageReader | None = None  # what `messages` reads with, beyond this turn's
+
+    async def messages(self, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+        """The person's message of each of these turns of theirs (any of their sessions),
+        as stored: what a quotation citing one is checked against. This turn's is at hand;
+        the others take one store read. A turn they do not have is absent."""
+        here = TurnRef(self.session, self.turn)
+        found = {here: self.message} if here in turns else {}
+        others = [t for t in dict.fromkeys(turns) if t != here]
+        if others and self.read_messages is not None:
+            found.update(await self.read_messages(others))
+        return found
 
     def conflict(self, **details: Any) -> None:
         """Record a contradiction between agents; it is stored, emitted and shown in the turn."""

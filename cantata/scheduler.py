@@ -326,6 +326,7 @@ class TurnRunner:
             runtime=self.runtime,
             turn_id=self.turn_id,
             iteration=iteration,
+            read_messages=partial(self.services.store.turn_messages, self.session.user_id),
         )
 
     def _record_conflicts(self, agent: AgentSpec, ctx: FunctionContext) -> None:

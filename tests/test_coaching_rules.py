@@ -452,22 +452,64 @@ def draft_shadow(**fields: Any) -> Shadow:
     return Shadow.model_validate({**base, **fields})
 
 
-def test_shadow_evidence_cites_only_turns_that_exist() -> None:
+def test_shadow_evidence_is_kept_only_when_its_quote_is_in_the_message_of_the_turn_it_cites() -> None:
     ok = compose_shadow(draft_shadow(), message=GYM, session="s1", turn=3, previous=None)
     assert [(e.turn, e.quote) for e in ok.evidence] == [(3, "end up scrolling until nine")]
-    assert ok.dropped_evidence == 0
+    assert ok.dropped_quotes == [] and (ok.evidence_turn, ok.evidence_quote) == (3, "end up scrolling until nine")
+    said = {2: "I ran on Monday. Then it rained all week."}
     earlier = compose_shadow(
-        draft_shadow(evidence_turn=2, evidence_quote="I said so"), message=GYM, session="s1", turn=3, previous=None
+        draft_shadow(evidence_turn=2, evidence_quote="then it rained all week"),
+        message=GYM,
+        session="s1",
+        turn=3,
+        previous=None,
+        said=said,
     )
-    assert [e.turn for e in earlier.evidence] == [2]
+    assert [(e.turn, e.quote) for e in earlier.evidence] == [(2, "then it rained all week")]
+    # Words turn 2 never held, or a turn whose message was not read: dropped, and why.
+    for quote, known in (("I said so", said), ("then it rained all week", {})):
+        out = compose_shadow(
+            draft_shadow(evidence_turn=2, evidence_quote=quote),
+            message=GYM,
+            session="s1",
+            turn=3,
+            previous=None,
+            said=known,
+        )
+        assert out.evidence == [] and out.evidence_quote == "" and out.evidence_turn == 0
+        assert [(d.field, d.turn) for d in out.dropped_quotes] == [("evidence_quote", 2)]
     for invented in (4, 17, -1):
         out = compose_shadow(draft_shadow(evidence_turn=invented), message=GYM, session="s1", turn=3, previous=None)
-        assert out.evidence == [] and out.dropped_evidence == 1
+        assert out.evidence == [] and out.evidence_quote == ""
+        assert [d.reason for d in out.dropped_quotes] == [f"cites turn {invented}, which this session does not have"]
     # A "quote" of the new message that is not in it is invented too.
     made_up = compose_shadow(
         draft_shadow(evidence_quote="I hate running"), message=GYM, session="s1", turn=1, previous=None
     )
-    assert made_up.evidence == [] and made_up.dropped_evidence == 1
+    assert made_up.evidence == [] and made_up.evidence_quote == ""
+    assert [d.reason for d in made_up.dropped_quotes] == ["is not in the message of the turn it cites"]
+
+
+def test_a_description_keeps_a_quotation_of_the_message_as_plain_words_and_drops_an_invented_one() -> None:
+    quoted = compose_shadow(
+        draft_shadow(stated_goal="go to the \u201cgym every morning\u201d"),
+        message=GYM,
+        session="s1",
+        turn=1,
+        previous=None,
+    )
+    assert quoted.stated_goal == "go to the gym every morning" and quoted.dropped_quotes == []
+    invented = compose_shadow(
+        draft_shadow(revealed_priority="feeling \u201cI am a failure\u201d at the gym"),
+        message=GYM,
+        session="s1",
+        turn=1,
+        previous=None,
+    )
+    assert invented.revealed_priority == ""
+    assert [(d.field, d.turn, d.reason) for d in invented.dropped_quotes] == [
+        ("revealed_priority", 1, "a quotation in it is not in the message of the turn it cites")
+    ]
 
 
 def test_shadow_drops_goals_not_grounded_in_the_messages() -> None:
@@ -505,9 +547,9 @@ def test_shadow_merges_commitments_and_counts_follow_through() -> None:
     assert gym[0].status == "missed" and gym[0].turn == 2
 
 
-def test_shadow_check_reads_its_own_memory() -> None:
+async def test_shadow_check_reads_its_own_memory() -> None:
     previous = compose_shadow(draft_shadow(), message=GYM, session="s0", turn=4, previous=None)
-    out = shadow_check(
+    out = await shadow_check(
         check_ctx(
             draft_shadow(commitment="").model_dump(mode="json"), memory={"shadow": previous.model_dump(mode="json")}
         )

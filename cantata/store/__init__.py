@@ -15,6 +15,7 @@ from cantata.store.rows import (
     SessionSummary,
     StartedTurn,
     TurnContext,
+    TurnRef,
     TurnRow,
     UnfinishedTurn,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "StartedTurn",
     "Store",
     "TurnContext",
+    "TurnRef",
     "TurnRow",
     "UnfinishedTurn",
     "open_store",

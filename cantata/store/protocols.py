@@ -27,6 +27,7 @@ from cantata.store.rows import (
     SessionSummary,
     StartedTurn,
     TurnContext,
+    TurnRef,
     TurnRow,
     UnfinishedTurn,
 )
@@ -80,6 +81,12 @@ class SessionStore(Protocol):
         """The user's turns across their sessions (of one pipeline's sessions, if given),
         newest first: one read however many sessions (a report over a user's turns, such
         as the factory's task board, reads their events and entries by turn ids next)."""
+        ...
+
+    async def turn_messages(self, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+        """The person's message of each of these turns of theirs, in any of their sessions,
+        in one read: what a quotation citing the turn is checked against. A turn that is
+        not theirs, or does not exist, is absent."""
         ...
 
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:

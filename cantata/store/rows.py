@@ -68,6 +68,13 @@ class EntryRow:
     iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
 
 
+class TurnRef(NamedTuple):
+    """A turn by its session and number in it: what a quotation of the person cites."""
+
+    session: str
+    number: int
+
+
 @dataclass(frozen=True)
 class PastTurn:
     turn_id: int

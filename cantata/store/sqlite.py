@@ -36,6 +36,7 @@ from cantata.store.rows import (
     SessionSummary,
     StartedTurn,
     TurnContext,
+    TurnRef,
     TurnRow,
     UnfinishedTurn,
 )
@@ -171,6 +172,11 @@ class SqliteStore:
             where.append("s.pipeline = ?")
             params.append(pipeline)
         return await self._read(lambda db: queries.turn_rows(db, " AND ".join(where), tuple(params), order="t.id DESC"))
+
+    async def turn_messages(self, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+        if not turns:
+            return {}
+        return await self._read(lambda db: queries.turn_messages(db, user_id, turns))
 
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
         def read(db: sqlite3.Connection) -> UnfinishedTurn | None:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from cantata.events import Event, EventType
 from cantata.store.protocols import RECENT_TURNS
-from cantata.store.rows import EntryRow, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRow
+from cantata.store.rows import EntryRow, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRef, TurnRow
 
 # An event as stored: (turn_id, type, agent, at_s, wall, data as JSON text).
 EventValues = tuple[int, str, str | None, float, float, str]
@@ -89,6 +89,26 @@ def recent_turns(
         (session_id, before_turn, after_number, limit),
     ).fetchall()
     return [PastTurn(*row) for row in reversed(rows)]
+
+
+def turn_messages(db: sqlite3.Connection, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+    """One statement per CHUNK // 2 turns (two parameters each): the user's first message of
+    each turn, found by the (session_id, number) index, of the user's sessions only."""
+    distinct = list(dict.fromkeys(turns))
+    found: dict[TurnRef, str] = {}
+    for start in range(0, len(distinct), CHUNK // 2):
+        chunk = distinct[start : start + CHUNK // 2]
+        rows = db.execute(
+            f"""
+            SELECT t.session_id, t.number,
+                   (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
+            FROM turns t JOIN sessions s ON s.id = t.session_id
+            WHERE s.user_id = ? AND (t.session_id, t.number) IN (VALUES {", ".join(["(?, ?)"] * len(chunk))})
+            """,
+            [user_id, *(value for ref in chunk for value in ref)],
+        )
+        found.update((TurnRef(session, number), content) for session, number, content in rows if content is not None)
+    return found
 
 
 def latest_outputs(

@@ -268,8 +268,17 @@ class Coach(Draft):
 
 
 class Evidence(Compact):
-    turn: int = Field(description="Turn number in its session; checked to exist.")
+    turn: int = Field(description="Turn number in its session; the quote is checked against its message.")
     quote: str
+
+
+class DroppedQuote(Compact):
+    """A quotation of the person an agent wrote and its check did not keep. Its text is not
+    stored: an invented quote must not reach memory, even as a note."""
+
+    field: str = Field(description="Where the agent wrote it: evidence_quote, stated_goal, growth_edge...")
+    turn: int = Field(description="The turn of this session it cited (a description cites the entry's own turn).")
+    reason: str
 
 
 class Commitment(Compact):
@@ -310,9 +319,12 @@ class Shadow(Draft):
     stage: Stage
     pattern: Pattern
     evidence: SkipJsonSchema[list[Evidence]] = Field(
-        default_factory=list, description="Checked: only evidence citing a turn that exists."
+        default_factory=list, description="Checked: a quote found in the message of the turn it cites."
     )
-    dropped_evidence: SkipJsonSchema[int] = Field(0, ge=0, description="Proposed evidence dropped as invented.")
+    dropped_quotes: SkipJsonSchema[list[DroppedQuote]] = Field(
+        default_factory=list,
+        description="Quotations the check dropped (evidence, or quoted in a description), and why.",
+    )
     commitments: SkipJsonSchema[list[Commitment]] = Field(default_factory=list)
     follow_through: SkipJsonSchema[FollowThrough] = Field(default_factory=FollowThrough)
     session: SkipJsonSchema[str] = ""
@@ -343,6 +355,9 @@ class Persona(Draft):
     session: SkipJsonSchema[str] = ""
     turn: SkipJsonSchema[int] = 0
     observations: SkipJsonSchema[int] = Field(1, ge=1, description="Turns this profile is estimated from.")
+    dropped_quotes: SkipJsonSchema[list[DroppedQuote]] = Field(
+        default_factory=list, description="Quotations of the person in its descriptions the check dropped, and why."
+    )
     builds_on: SkipJsonSchema[list[str]] = Field(
         default_factory=list, description="The earlier profile it updates, as 'session:turn' (latest first)."
     )

@@ -8,9 +8,9 @@ invent a turn, or get advice past the coach when the guard has flagged the messa
   flagged the message; `coach_check` keeps a generated reply only if it passes the rules,
   else composes one from the message (compose.py). It does not regenerate: the early reply
   is about speed, and a second generation would double its latency.
-- shadow: `shadow_check` keeps evidence that cites a turn that exists, goals and
-  commitments grounded in the messages, merges commitments with earlier turns and counts
-  follow-through.
+- shadow: `shadow_check` keeps evidence whose quote is in the message of the turn it cites
+  (citations.py), goals and commitments grounded in the messages, merges commitments with
+  earlier turns and counts follow-through.
 - stability: `stability_check` sets the tier (never below guard's), the required and
   blocked actions and the crisis resource.
 """
@@ -18,11 +18,13 @@ invent a turn, or get advice past the coach when the guard has flagged the messa
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from cantata import CheckContext, FunctionContext
+from cantata import CheckContext, FunctionContext, TurnRef, quote_problem
+from cantata.pipelines.coaching.citations import checked_description, reply_quote_problems
 from cantata.pipelines.coaching.compose import Turn, early_reply
 from cantata.pipelines.coaching.guard import assess, detect_locale, screen
 from cantata.pipelines.coaching.mi import advice_problem, content_stems, on_topic
@@ -31,6 +33,7 @@ from cantata.pipelines.coaching.models import (
     Coach,
     Commitment,
     CrisisResource,
+    DroppedQuote,
     Evidence,
     FollowThrough,
     Guard,
@@ -132,6 +135,7 @@ def early_reply_problems(reply: str, guard: Guard, message: str) -> list[str]:
         problems.append(advice)
     if speaks_as_the_person(reply):
         problems.append("the question speaks as the person ('my', 'I'), not to them")
+    problems.extend(reply_quote_problems(reply, message))
     return problems
 
 
@@ -175,15 +179,6 @@ def coach_check(ctx: CheckContext) -> Coach:
 MAX_COMMITMENTS = 6
 
 
-def _quote_in(quote: str, text: str) -> bool:
-    """Most of the quote's words appear in the text: a quote, not an invention."""
-    words = [w for w in normalize(quote).replace('"', " ").split() if len(w) > 2]
-    if not words:
-        return False
-    haystack = set(normalize(text).split())
-    return sum(w in haystack for w in words) >= 0.7 * len(words)
-
-
 def grounded(text: str, *sources: str) -> bool:
     """Non-empty and sharing a content word with the sources."""
     wanted: set[str] = set()
@@ -192,41 +187,72 @@ def grounded(text: str, *sources: str) -> bool:
     return bool(text) and bool(content_stems(text) & wanted)
 
 
-def compose_shadow(draft: Shadow, *, message: str, session: str, turn: int, previous: Shadow | None) -> Shadow:
-    """Evidence checked against the turns that exist; goals and commitments kept only when
-    grounded in the message (goals also in earlier turns' shadow); commitments merged with
-    earlier ones; follow-through counted from their statuses, not taken from the model."""
+def compose_shadow(
+    draft: Shadow,
+    *,
+    message: str,
+    session: str,
+    turn: int,
+    previous: Shadow | None,
+    said: Mapping[int, str] | None = None,
+) -> Shadow:
+    """Evidence kept only when its quote is in the message of the turn it cites (`said`:
+    the stored messages of this session's turns by number, the cited one at least; the new
+    message is `message`); goals and commitments kept only when grounded in the message
+    (goals also in earlier turns' shadow) and when what they quote is in it; commitments
+    merged with earlier ones; follow-through counted from their statuses, not taken from
+    the model. What is dropped is recorded in `dropped_quotes`, without its text."""
+    dropped: list[DroppedQuote] = []
+
+    def described(text: str, field: str) -> str:
+        kept, drop = checked_description(text, message, field=field, turn=turn)
+        dropped.extend([drop] if drop else [])
+        return kept
+
     earlier = " ".join([previous.stated_goal, previous.revealed_priority] if previous else [])
-    stated_goal = draft.stated_goal if grounded(draft.stated_goal, message, earlier) else ""
-    revealed = draft.revealed_priority if grounded(draft.revealed_priority, message, earlier) else ""
+    stated_goal, revealed, commitment = (
+        described(draft.stated_goal, "stated_goal"),
+        described(draft.revealed_priority, "revealed_priority"),
+        described(draft.commitment, "commitment"),
+    )
+    stated_goal = stated_goal if grounded(stated_goal, message, earlier) else ""
+    revealed = revealed if grounded(revealed, message, earlier) else ""
     evidence: list[Evidence] = []
-    dropped = 0
+    cited = turn if draft.evidence_turn == 0 else draft.evidence_turn
     if draft.evidence_quote:
-        cited = turn if draft.evidence_turn == 0 else draft.evidence_turn
-        # This session's turns are 1..turn; 0 names the new message. Anything else is
-        # invented, and so is a quote of the new message that is not in it.
-        if 1 <= cited <= turn and (cited != turn or _quote_in(draft.evidence_quote, message)):
+        # This session's turns are 1..turn (0 names the new message): any other is invented.
+        known = {**(said or {}), turn: message}
+        problem = (
+            quote_problem(draft.evidence_quote, known.get(cited))
+            if 1 <= cited <= turn
+            else f"cites turn {cited}, which this session does not have"
+        )
+        if problem is None:
             evidence.append(Evidence(turn=cited, quote=draft.evidence_quote))
         else:
-            dropped += 1
+            dropped.append(DroppedQuote(field="evidence_quote", turn=cited, reason=problem))
     commitments: dict[str, Commitment] = {}
     if previous is not None:
         for old in previous.commitments:
             commitments[normalize(old.text)] = old
-    if draft.commitment and grounded(draft.commitment, message):
-        key = normalize(draft.commitment)
+    if commitment and grounded(commitment, message):
+        key = normalize(commitment)
         before = commitments.pop(key, None)
         status = draft.commitment_status
         if status == "unknown" and before is not None:
             status = before.status  # "unknown" this turn does not erase what an earlier turn knew
-        commitments[key] = Commitment(text=draft.commitment, status=status, turn=turn, session=session)
+        commitments[key] = Commitment(text=commitment, status=status, turn=turn, session=session)
     kept_list = list(commitments.values())[-MAX_COMMITMENTS:]
     return draft.model_copy(
         update={
             "stated_goal": stated_goal,
             "revealed_priority": revealed,
+            "commitment": commitment,
+            # The proposal's top-level fields say what was kept: an invented quote stays nowhere.
+            "evidence_quote": evidence[0].quote if evidence else "",
+            "evidence_turn": cited if evidence else 0,
             "evidence": evidence,
-            "dropped_evidence": dropped,
+            "dropped_quotes": dropped,
             "commitments": kept_list,
             "follow_through": FollowThrough(
                 kept=sum(c.status == "kept" for c in kept_list), total=sum(c.status != "unknown" for c in kept_list)
@@ -238,13 +264,17 @@ def compose_shadow(draft: Shadow, *, message: str, session: str, turn: int, prev
     )
 
 
-def shadow_check(ctx: CheckContext) -> Shadow:
-    """`check` of shadow: corrects, never rejects."""
+async def shadow_check(ctx: CheckContext) -> Shadow:
+    """`check` of shadow: corrects, never rejects. The message of the turn its evidence
+    cites is read from the store (one read; none for the new message)."""
     draft = parsed(Shadow, ctx.output)
     if draft is None:  # only after a failed regeneration, which this check never asks for
         raise ValueError("shadow has no valid reply to check")
     previous = parsed(Shadow, ctx.memory.get("shadow"))
-    return compose_shadow(draft, message=ctx.message, session=ctx.session, turn=ctx.turn, previous=previous)
+    cited = ctx.turn if draft.evidence_turn == 0 else draft.evidence_turn
+    wanted = [TurnRef(ctx.session, cited)] if draft.evidence_quote and 1 <= cited < ctx.turn else []
+    said = {ref.number: text for ref, text in (await ctx.messages(wanted)).items()}
+    return compose_shadow(draft, message=ctx.message, session=ctx.session, turn=ctx.turn, previous=previous, said=said)
 
 
 # -- persona ----------------------------------------------------------------------------------
@@ -272,7 +302,15 @@ def persona_check(ctx: CheckContext) -> Persona:
     previous = parsed(Persona, ctx.memory.get("persona"))
     if draft is None and previous is None:
         raise ValueError("persona has neither a reply nor an earlier profile")
-    here = {"session": ctx.session, "turn": ctx.turn}
+    here: dict[str, Any] = {"session": ctx.session, "turn": ctx.turn, "dropped_quotes": []}
+    if draft is not None:
+        # Its descriptions cite this turn: what they quote must be in its message.
+        checked = {
+            field: checked_description(getattr(draft, field), ctx.message, field=field, turn=ctx.turn)
+            for field in ("recurring_goal", "growth_edge")
+        }
+        draft = draft.model_copy(update={field: text for field, (text, _) in checked.items()})
+        here["dropped_quotes"] = [drop for _, drop in checked.values() if drop is not None]
     if previous is None:
         assert draft is not None
         return draft.model_copy(update={**here, "observations": 1, "builds_on": []})

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from cantata import CheckContext, FunctionContext, Rejected
+from cantata.pipelines.coaching.citations import reply_quote_problems
 from cantata.pipelines.coaching.compose import Turn, Voice, merged_reply
 from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import (
@@ -145,8 +146,8 @@ def check_reply(text: str, policy: Policy, *, message: str = "", early: str = ""
     """Why a reply must not be delivered under this policy; empty when it may.
 
     Safety first (blocked actions, the crisis resource at tier high or above), then the
-    plan (language, advice mode), then quality when the message is given: on topic, and
-    not a copy of the early reply."""
+    plan (language, advice mode), then quality when the message is given: on topic, quoting
+    only words of the message, and not a copy of the early reply."""
     problems: list[str] = []
     found = detect_blocked(text, policy.blocked)
     if found:
@@ -170,6 +171,8 @@ def check_reply(text: str, policy: Policy, *, message: str = "", early: str = ""
     # A reply to a flagged message is about safety, not about the words of the message.
     if message and policy.tier == "none" and not on_topic(text, message, policy.stated_goal or ""):
         problems.append("off topic: shares no content word with the message")
+    if message:
+        problems.extend(reply_quote_problems(text, message))
     # What both replies must carry (the resource, a correction) is not repetition.
     shared = [t for t in (policy.resource_text, policy.correction) if t]
     if early and _repeats(_without(text, shared), _without(early, shared)):
