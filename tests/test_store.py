@@ -14,7 +14,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import InstanceEvent, Store, TurnContext
+from cantata.store import InstanceEvent, Store, TurnContext, TurnRef
 from tests.helpers.stores import StoreFactory
 
 
@@ -192,6 +192,24 @@ async def test_a_users_turns_are_read_across_sessions_newest_first_of_one_pipeli
     assert [t.id for t in await store.user_turns("ana", pipeline="factory")] == [three, one]
     assert await store.user_turns("ana", pipeline="nothing") == []
     assert await store.user_turns("nobody") == []
+
+
+async def test_cited_turns_messages_are_read_across_the_users_sessions_and_only_theirs(store: Store) -> None:
+    first = store.new_session("ana", "coaching")
+    one = (await store.start_turn(first, "I ran twice", new_session=True)).id
+    await store.finish_turn(one, "ok", [("synth", "You ran twice.")])  # a reply is not the person's message
+    await store.start_turn(first, "then it rained")
+    second = store.new_session("ana", "coaching")
+    await store.start_turn(second, "a new week", new_session=True)
+    bens, _ = await new_turn(store, "ben", "Ben's words")
+    asked = [TurnRef(second.id, 1), TurnRef(first.id, 1), TurnRef(first.id, 2), TurnRef(first.id, 9), TurnRef(bens, 1)]
+    assert await store.turn_messages("ana", asked) == {
+        TurnRef(second.id, 1): "a new week",
+        TurnRef(first.id, 1): "I ran twice",
+        TurnRef(first.id, 2): "then it rained",  # still running: its message is stored before any agent runs
+    }
+    assert await store.turn_messages("ben", asked) == {TurnRef(bens, 1): "Ben's words"}
+    assert await store.turn_messages("ana", []) == {}
 
 
 async def test_summary_is_kept_per_session(store: Store) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cantata.errors import StoreError
-from cantata.store import SqliteStore, open_store
+from cantata.store import SqliteStore, TurnRef, open_store
 from cantata.store.migrations import MIGRATIONS, execute_script, migrate, name_of
 from tests.helpers.stores import statements_during
 
@@ -170,6 +170,11 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
         "turns": len(await statements_during(store, lambda: store.turns(session.id))),
         "memory": len(await statements_during(store, lambda: store.latest_outputs("ana", memory, 10**9))),
         "user turns": len(await statements_during(store, lambda: store.user_turns("ana", pipeline="p"))),
+        "cited messages": len(
+            await statements_during(
+                store, lambda: store.turn_messages("ana", [TurnRef(session.id, n) for n in range(1, turns + 1)])
+            )
+        ),
     }
     turn_ids = [t.id for t in await store.user_turns("ana")]
     counted["turn events"] = len(await statements_during(store, lambda: store.turn_events(turn_ids)))
@@ -183,6 +188,7 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
         "turns": 1,
         "memory": 1,
         "user turns": 1,
+        "cited messages": 1,
         "turn events": 1,
         "entry histories": 1,
     }
