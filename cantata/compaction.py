@@ -4,11 +4,18 @@ running summary, after the turn is delivered and off the user's critical path.
 The next turn's briefing then carries the summary plus the turns after it, so every
 agent still sees the whole conversation within the budget, and the briefing stays
 byte-identical for all agents of that turn.
+
+A summary is what every later turn remembers of the folded ones, so it quotes the person
+only with words they wrote: a sentence holding a quotation that no message of the session
+read here holds (cantata/quotes.py) is left out, and the drop is logged with its reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+from collections.abc import Sequence
 from contextlib import aclosing
 
 from cantata.backends.base import CompletionRequest, Message
@@ -16,6 +23,7 @@ from cantata.errors import BackendError
 from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing
+from cantata.quotes import quotations, quote_problem
 from cantata.store import PastTurn, SessionRow, Store
 
 # Compact when the recent turns fill more than half the budget (the new message, memory
@@ -24,6 +32,9 @@ COMPACT_ABOVE = 0.5
 KEEP_BELOW = 0.25
 SUMMARY_TOKENS = 200
 LOWEST_RANK = 1_000_000  # after every agent of every turn on a shared instance
+_SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+|$)\s*")
+
+log = logging.getLogger(__name__)
 
 
 def may_need_compaction(briefing: Briefing | None, reply: str, budget: int) -> bool:
@@ -94,7 +105,27 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
                 text = "".join([chunk.text async for chunk in stream]).strip()
     except BackendError:
         return False  # the briefing's own cut still keeps turns within budget
+    text, dropped = without_invented_quotes(text, [t.user_message for t in recent])
+    for reason in dropped:
+        log.warning("compaction of session %s left out a sentence of its summary: a quotation %s", session.id, reason)
     if not text:
         return False
     await store.set_summary(session.id, text, folded[-1].number)
     return True
+
+
+def without_invented_quotes(summary: str, messages: Sequence[str]) -> tuple[str, list[str]]:
+    """(the summary without the sentences that quote words none of `messages` holds, why
+    each quotation was dropped). The reasons never repeat the quotation."""
+    sentences = [m.span() for m in _SENTENCE.finditer(summary)]
+    cut: set[int] = set()
+    reasons: list[str] = []
+    for found in quotations(summary):
+        if any(quote_problem(found.text, message) is None for message in messages):
+            continue
+        reasons.append("is in no message of the session" if messages else "has no message of the session to quote")
+        cut |= {i for i, (start, end) in enumerate(sentences) if start < found.end and found.start < end}
+    if not cut:
+        return summary, reasons
+    kept = "".join(summary[start:end] for i, (start, end) in enumerate(sentences) if i not in cut)
+    return kept.strip(), reasons
