@@ -420,6 +420,11 @@ def test_coach_check_keeps_a_good_draft() -> None:
         ("You should take melatonin at night for the gym.", "What do you think about the gym?", "medication"),
         ("You need to put the phone away before the gym.", "What do you think?", "advice without asking"),
         ("Vous voulez aller à la salle le matin.", "Qu'est-ce qui vous retient ?", "written in 'fr'"),
+        (
+            "You said “I am a failure at the gym”.",
+            "What do you think about the gym?",
+            "quotes the person with words they did not write",
+        ),
     ],
 )
 def test_coach_check_replaces_a_failing_draft_without_regenerating(reflection: str, question: str, why: str) -> None:
