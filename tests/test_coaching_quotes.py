@@ -31,7 +31,6 @@ from cantata.config import load_config
 from cantata.runtime import Cantata
 from cantata.store import Store
 from tests.helpers.pipelines import WriteFile, scripted_config
-from tests.helpers.server_app import client, make_app, running
 
 CONVERSATIONS: dict[str, list[dict[str, Any]]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "coaching" / "conversations.yaml").read_text(encoding="utf-8")
@@ -105,6 +104,10 @@ async def test_shadow_quoting_the_previous_turn_with_a_sentence_never_written_st
 
 
 async def test_a_self_judgement_attributed_to_the_first_turn_never_reaches_memory(write: WriteFile, home: Path) -> None:
+    # Imported here, not at collection: tests/test_errors.py walks the error classes loaded
+    # by then, and the server's HTTPError is built differently.
+    from tests.helpers.server_app import client, make_app, running
+
     config, shadows = await replay_pottery(write, home)
     assert shadows[3]["dropped_quotes"] == [
         {"field": "evidence_quote", "turn": 1, "reason": "is not in the message of the turn it cites"}
