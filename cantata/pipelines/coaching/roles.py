@@ -187,6 +187,11 @@ def grounded(text: str, *sources: str) -> bool:
     return bool(text) and bool(content_stems(text) & wanted)
 
 
+def cited_turn(draft: Shadow, turn: int) -> int:
+    """The turn of this session shadow's evidence cites: `evidence_turn`, 0 naming this one."""
+    return turn if draft.evidence_turn == 0 else draft.evidence_turn
+
+
 def compose_shadow(
     draft: Shadow,
     *,
@@ -218,7 +223,7 @@ def compose_shadow(
     stated_goal = stated_goal if grounded(stated_goal, message, earlier) else ""
     revealed = revealed if grounded(revealed, message, earlier) else ""
     evidence: list[Evidence] = []
-    cited = turn if draft.evidence_turn == 0 else draft.evidence_turn
+    cited = cited_turn(draft, turn)
     if draft.evidence_quote:
         # This session's turns are 1..turn (0 names the new message): any other is invented.
         known = {**(said or {}), turn: message}
@@ -265,13 +270,14 @@ def compose_shadow(
 
 
 async def shadow_check(ctx: CheckContext) -> Shadow:
-    """`check` of shadow: corrects, never rejects. The message of the turn its evidence
-    cites is read from the store (one read; none for the new message)."""
+    """`check` of shadow: corrects, never rejects. The message of the earlier turn its
+    evidence cites is read from the store (one read; none for the new message). What it
+    computes is small (a few word sets per field): it runs on the loop, after the read."""
     draft = parsed(Shadow, ctx.output)
     if draft is None:  # only after a failed regeneration, which this check never asks for
         raise ValueError("shadow has no valid reply to check")
     previous = parsed(Shadow, ctx.memory.get("shadow"))
-    cited = ctx.turn if draft.evidence_turn == 0 else draft.evidence_turn
+    cited = cited_turn(draft, ctx.turn)
     wanted = [TurnRef(ctx.session, cited)] if draft.evidence_quote and 1 <= cited < ctx.turn else []
     said = {ref.number: text for ref, text in (await ctx.messages(wanted)).items()}
     return compose_shadow(draft, message=ctx.message, session=ctx.session, turn=ctx.turn, previous=previous, said=said)
