@@ -221,6 +221,9 @@ def _print_instances(rows: list[dict[str, Any]], *, check: bool) -> None:
             line += f"  {live['tokens_per_s']} tok/s, first token {live['first_token_s']} s"
         if live["cached_share"] is not None:
             line += f", {100 * live['cached_share']:.0f}% cached"
+        circuit = row["circuit"]
+        if circuit["state"] != "closed":
+            line += f"  circuit {circuit['state'].replace('_', '-')} after {circuit['failures']} failure(s): {circuit['reason']}"
         if check:
             line += f"  ok: {row['serving']}" if row["reachable"] else f"  UNREACHABLE: {row['error']}"
             server = row.get("server")

@@ -18,6 +18,7 @@ from cantata.yamlsource import describe_validation_error, load_yaml
 
 BackendKind = Literal["embedded", "openai", "scripted"]
 Dialect = Literal["vllm", "llama-cpp-python"]
+FaultKind = Literal["unavailable", "http_500", "http_503", "http_429", "http_401", "hang", "cut", "invalid", "empty"]
 
 
 # Whose turns they are when nobody says: the one user of a local, single-person setup.
@@ -51,11 +52,34 @@ class InstanceConfig(BaseModel):
         description="openai: a reply past max_tokens times this many bytes of text is cut there and "
         "reported as finish_reason length, whatever the server sends.",
     )
+    # Every backend: when to stop sending calls to an instance that keeps failing (breaker.py).
+    breaker_failures: int = Field(
+        5, gt=0, description="Failed calls in a row (no answer, 5xx, 429, timeout) after which calls fail fast."
+    )
+    breaker_cooldown_s: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds of failing fast before one call probes the instance again (doubled "
+        "after each failed probe, up to 10 minutes).",
+    )
     # scripted: a deterministic stand-in for a model.
     latency_s: float = Field(0.0, ge=0)
     tokens_per_s: float | None = Field(None, gt=0)
     fail_rate: float = Field(0.0, ge=0, le=1)
     fail_first: int = Field(0, ge=0, description="Fail the first N attempts of every call (to test retries).")
+    faults: list[FaultKind] = Field(
+        ["unavailable"],
+        min_length=1,
+        description="scripted: what a failing call does, one drawn per failure: unavailable, http_500, http_503, "
+        "http_429 (Retry-After 1 s), http_401, hang (until the deadline), cut (a stream cut short), invalid "
+        "(not the JSON asked for), empty (an empty reply).",
+    )
+    parallel: int | None = Field(
+        None,
+        gt=0,
+        description="scripted: calls computed at once; the others wait their turn, as on a server "
+        "with that many slots (default: all at once).",
+    )
     seed: int = 0
     replies: Path | None = Field(
         None,

@@ -8,7 +8,9 @@ CantataError                     (exit 1, HTTP 500)
 │   └── SandboxUnavailable  generated code must run under bubblewrap, which cannot run here (503)
 ├── BackendError         a model call that did not produce an answer (the agent fails, not the turn; 502)
 │   ├── BackendUnavailable   an instance that does not answer, at the start of a turn or during it:
-│   │                        connection refused, model missing (exit 2, HTTP 503)
+│   │   │                    connection refused, model missing (exit 2, HTTP 503)
+│   │   └── CircuitOpen      an instance that failed repeatedly: its calls fail fast until a probe
+│   │                        after a cool-down finds it answering (breaker.py)
 │   ├── BackendTimeout       (504)
 │   ├── BackendHTTPError     the server answered with an error status (`http_status`)
 │   └── BackendProtocolError the server answered something we cannot read
@@ -117,14 +119,22 @@ class BackendUnavailable(BackendError):
     exit_code = 2
 
 
+class CircuitOpen(BackendUnavailable):
+    """A call refused without being sent: its instance failed repeatedly, and is left alone
+    until the breaker's cool-down ends (breaker.py)."""
+
+
 class BackendTimeout(BackendError):
     status = 504
 
 
 class BackendHTTPError(BackendError):
-    def __init__(self, message: str, *, http_status: int) -> None:
+    """The server answered with an error status; `retry_after_s` is its `Retry-After`, if any."""
+
+    def __init__(self, message: str, *, http_status: int, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.http_status = http_status
+        self.retry_after_s = retry_after_s
 
 
 class BackendProtocolError(BackendError):

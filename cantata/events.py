@@ -41,6 +41,7 @@ EventType = Literal[
     "loop_finished",
     "early_delivered",
     "turn_delivered",
+    "instance_circuit",  # an instance's circuit breaker changed state (breaker.py), told by the call that saw it
 ]
 
 # Token deltas are live only; everything else goes to the store.

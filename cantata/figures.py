@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,6 +19,8 @@ class LiveFigures:
     tokens_per_s: float | None = None  # completion tokens / generation time
     first_token_s: float | None = None  # median time from a slot to the first token
     cached_share: float | None = None  # prompt tokens served from the prefix cache
+    # The circuit breaker as last told (breaker.py as_json); None: nothing told in the window.
+    circuit: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,6 +40,9 @@ async def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigu
                 state.pop(key, None)
             continue
         fig = figures.setdefault(instance, LiveFigures())
+        if event.type == "instance_circuit":
+            fig.circuit = _circuit_now(data)
+            continue
         if event.type in ("agent_queued", "agent_started"):
             if event.turn_status == "running":
                 state[key] = (instance, event.type)
@@ -66,3 +72,11 @@ async def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigu
     for instance, values in firsts.items():
         figures[instance].first_token_s = round(statistics.median(values), 3)
     return figures
+
+
+def _circuit_now(told: dict[str, Any]) -> dict[str, Any]:
+    """The breaker's state as told, brought up to now: open past its cool-down is half-open."""
+    circuit = {key: told.get(key) for key in ("state", "failures", "reason", "probe_at")}
+    if circuit["state"] == "open" and (circuit["probe_at"] or 0) <= time.time():
+        circuit["state"] = "half_open"
+    return circuit

@@ -26,6 +26,7 @@ async def instances_report(config: InstancesConfig, home: Path, *, check: bool) 
             await store.close()
     rows = []
     for inst in config.instances:
+        figures = live.get(inst.name, LiveFigures())
         row: dict[str, Any] = {
             "name": inst.name,
             "backend": inst.backend,
@@ -33,7 +34,9 @@ async def instances_report(config: InstancesConfig, home: Path, *, check: bool) 
             "url": inst.url,
             "serves": inst.serves,
             "max_concurrency": inst.concurrency(),
-            "live": live.get(inst.name, LiveFigures()).as_json(),
+            "live": figures.as_json(),
+            # As last told in the event log by the process that ran its calls (breaker.py).
+            "circuit": figures.circuit or {"state": "closed", "failures": 0, "reason": None, "probe_at": None},
         }
         if check:
             row.update(await _check(inst.name, config))

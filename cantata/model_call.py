@@ -1,12 +1,16 @@
 """One agent's model call: attempts with backoff, validation, one repair, the pipeline's
 shortcut and check, each generation built, streamed and accounted for in its own step.
 
+This is the one retry loop (its rules: retry.py). Each generation goes through the
+instance's circuit breaker (breaker.py), which fails it fast while the instance is known
+to be failing; a state change it sees is emitted once, as `instance_circuit`.
+
 Time limits follow one idiom: an `asyncio.Timeout` whose expiry says whose limit it was
 (`_Deadline`, and `call_user` for a pipeline's code). An attempt has one timer, not one
 per limit: it stands at the agent's `timeout_s` for the attempt and is moved earlier for
-each generation to what the instance's measured speed needs (speed.py), then back for the
-check. Scheduling a timer is part of every node's cost, so a call on a fast instance
-arms it once.
+each generation to what the instance's measured speed and load need (speed.py), later
+while its tokens keep coming, then back for the check. Scheduling a timer is part of every
+node's cost, so a call on a fast instance arms it once.
 """
 
 from __future__ import annotations
@@ -19,11 +23,20 @@ from typing import Any
 
 from cantata.backends.base import CompletionRequest, Message, Usage
 from cantata.context import CheckContext, FunctionContext
-from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
+from cantata.errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendTimeout,
+    CantataError,
+    OutputInvalid,
+    OutputTruncated,
+    Rejected,
+)
 from cantata.nodes import call_user, normalise
 from cantata.pool import Instance, rank
+from cantata.retry import retryable, wait_s
 from cantata.spec import AgentSpec
-from cantata.speed import SLACK
+from cantata.speed import FLOOR_S, SLACK
 from cantata.structured import OutputContract, repair_instruction
 from cantata.turn import AgentResult
 
@@ -72,7 +85,11 @@ class ModelCall:
         last_error: CantataError | None = None
         for attempt in range(agent.retries + 1):
             if attempt:
-                delay = min(0.25 * 2 ** (attempt - 1), 4.0)
+                assert last_error is not None
+                delay = wait_s(last_error, attempt, limit_s=agent.timeout_s)
+                if delay is None:
+                    last_error = _not_waited(last_error, agent.timeout_s)
+                    break
                 self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
                 await asyncio.sleep(delay)
             try:
@@ -82,6 +99,8 @@ class ModelCall:
                 raise failed.error from failed.error.__cause__
             except (BackendError, OutputInvalid) as exc:
                 last_error = exc
+                if not retryable(exc):
+                    break
         assert last_error is not None
         if self.check is not None:
             # Entries that code writes (a risk tier, say) must exist even when the model
@@ -114,7 +133,11 @@ class ModelCall:
             except TimeoutError as exc:
                 if not timer.expired():  # the backend's own TimeoutError, not the deadline
                     raise BackendError(f"instance '{self.instance.name}' raised TimeoutError: {exc}") from exc
-                raise deadline.timed_out(self.instance.name) from exc
+                error = deadline.timed_out(self.instance.name)
+                if deadline.generating:  # the instance's to answer for, not the pipeline's check
+                    self.instance.breaker.failed(str(error))
+                    self._announce()
+                raise error from exc
 
     async def _answer(self, deadline: _Deadline) -> Any:
         """A reply validated (repaired once if need be) and checked, within the attempt's deadline."""
@@ -204,8 +227,15 @@ class ModelCall:
         self.result.attempts += 1
         # The prompt is counted roughly, as if nothing were cached.
         prompt_tokens = sum(len(m.content) for m in messages) // 4
-        deadline.for_generation(self.instance.speed.deadline_s(prompt_tokens, agent.max_tokens, agent.timeout_s))
-        reply = await self._stream(self._request(messages))
+        speed = self.instance.speed
+        deadline.for_generation(
+            speed.deadline_s(prompt_tokens, agent.max_tokens, agent.timeout_s),
+            stall_s=speed.stall_s(),
+            others=speed.in_flight,
+        )
+        with speed.generating(prompt_tokens, agent.max_tokens):
+            reply = await self._stream(self._request(messages), deadline)
+        deadline.generating = False
         self._account(reply)
         return reply.text, reply.finish
 
@@ -222,7 +252,7 @@ class ModelCall:
             agent=agent.name,
         )
 
-    async def _stream(self, request: CompletionRequest) -> _Reply:
+    async def _stream(self, request: CompletionRequest, deadline: _Deadline) -> _Reply:
         """The backend's reply, each piece of text emitted as it arrives."""
         name = self.agent.name
         parts: list[str] = []
@@ -230,20 +260,32 @@ class ModelCall:
         finish: str | None = None
         start = self.clock()
         first: float | None = None
-        # Closed on the way out whatever happens (timeout, cancellation, an error here):
-        # the generation stops and the backend's slot is free at once (base.py).
-        async with aclosing(self.instance.backend.complete(request)) as stream:
-            async for chunk in stream:
-                if chunk.text:
-                    if first is None:
-                        first = self.clock() - start
-                    parts.append(chunk.text)
-                    self.emit("agent_token", name, text=chunk.text)
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                if chunk.finish_reason is not None:
-                    finish = chunk.finish_reason
+        try:
+            with self.instance.breaker.call():
+                # Closed on the way out whatever happens (timeout, cancellation, an error here):
+                # the generation stops and the backend's slot is free at once (base.py).
+                async with aclosing(self.instance.backend.complete(request)) as stream:
+                    async for chunk in stream:
+                        if chunk.text or chunk.reasoning:
+                            deadline.progress()
+                        if chunk.text:
+                            if first is None:
+                                first = self.clock() - start
+                            parts.append(chunk.text)
+                            self.emit("agent_token", name, text=chunk.text)
+                        if chunk.usage is not None:
+                            usage = chunk.usage
+                        if chunk.finish_reason is not None:
+                            finish = chunk.finish_reason
+        finally:
+            self._announce()
         return _Reply("".join(parts), finish, usage, first, self.clock() - start)
+
+    def _announce(self) -> None:
+        """Tell a change of the instance's circuit once, whichever call sees it first."""
+        change = self.instance.breaker.unannounced()
+        if change is not None:
+            self.emit("instance_circuit", self.agent.name, instance=self.instance.name, **change)
 
     def _account(self, reply: _Reply) -> None:
         """The instance's speed estimate, this call's figures and the agent's token sums."""
@@ -278,23 +320,43 @@ class _Reply:
 
 class _Deadline:
     """The one timer of an attempt: the agent's `timeout_s` for the whole attempt, moved
-    earlier while a generation runs to what the instance's measured speed needs for it, so
-    a hung instance is caught in seconds, not at the ceiling. The timer is moved only when
-    its time changes: on a fast instance it is armed once per call."""
+    earlier while a generation runs to what the instance's measured speed and load need
+    for it, so a hung instance is caught in seconds, not at the ceiling; then later while
+    its tokens keep coming (speed.py), so a slow reply is never cut while it progresses.
+    The timer is moved only when its time changes, and while tokens come only when less
+    than `stall_s` is left: on a fast instance it is armed once per call."""
 
-    __slots__ = ("timer", "limit_s", "end", "generation_s")
+    __slots__ = ("timer", "limit_s", "end", "generation_s", "stall_s", "others", "generating", "answering")
 
     def __init__(self, timer: asyncio.Timeout, limit_s: float) -> None:
         self.timer = timer
         self.limit_s = limit_s
         self.end = asyncio.get_running_loop().time() + limit_s  # the attempt's ceiling
-        self.generation_s = limit_s  # the current generation's own deadline, in seconds
+        self.generation_s = limit_s  # the current generation's deadline to its first token, in seconds
+        self.stall_s: float | None = None  # how long a generation under way may go without a token
+        self.others = 0  # calls generating on the instance when this one started
+        self.generating = False
+        self.answering = False  # tokens came: an expiry now is a stall
 
-    def for_generation(self, seconds: float) -> None:
+    def for_generation(self, seconds: float, *, stall_s: float | None, others: int) -> None:
         """Expire `seconds` from now (the speed's deadline), or at the ceiling if sooner."""
         at = asyncio.get_running_loop().time() + seconds
         self.generation_s = seconds
+        self.stall_s = stall_s
+        self.others = others
+        self.generating = True
+        self.answering = False
         self._move(at if at < self.end else self.end)
+
+    def progress(self) -> None:
+        """A token came: the generation has `stall_s` from now at least, up to the ceiling."""
+        if self.stall_s is None:
+            return
+        self.answering = True
+        now = asyncio.get_running_loop().time()
+        when = self.timer.when()
+        if when is not None and when < now + self.stall_s and when < self.end:
+            self._move(min(self.end, now + 2 * self.stall_s))  # twice: moved once per stall_s at most
 
     def whole(self) -> None:
         """Back to the attempt's ceiling: what follows a generation is not the instance's to answer for."""
@@ -307,12 +369,29 @@ class _Deadline:
     def timed_out(self, instance: str) -> BackendTimeout:
         """The error for the expired timer, saying whose limit it was."""
         when = self.timer.when()
-        if when is not None and when < self.end:
+        if when is None or when >= self.end:
+            return BackendTimeout(f"timed out after {self.limit_s:g} s on instance '{instance}'")
+        if self.answering:
             return BackendTimeout(
-                f"no complete reply within {self.generation_s:.1f} s on instance '{instance}': "
-                f"{SLACK:g}x what its measured speed needs for this call (timeout_s {self.limit_s:g} s)"
+                f"the reply stopped coming on instance '{instance}': no token for {self.stall_s:.1f} s or more, "
+                f"{SLACK:g}x what a token takes at its measured speed ({FLOOR_S:g} s at least)"
             )
-        return BackendTimeout(f"timed out after {self.limit_s:g} s on instance '{instance}'")
+        busy = f" and the {self.others} call(s) it was generating" if self.others else ""
+        return BackendTimeout(
+            f"no reply within {self.generation_s:.1f} s on instance '{instance}': "
+            f"{SLACK:g}x what its measured speed needs for this call{busy} (timeout_s {self.limit_s:g} s)"
+        )
+
+
+def _not_waited(error: CantataError, limit_s: float) -> CantataError:
+    """The error, saying why it was not retried: the server asked for a wait past the deadline."""
+    assert isinstance(error, BackendHTTPError) and error.retry_after_s is not None
+    return BackendHTTPError(
+        f"{error}; not retried: the server asked to wait {error.retry_after_s:g} s (Retry-After), "
+        f"past the agent's timeout_s of {limit_s:g} s",
+        http_status=error.http_status,
+        retry_after_s=error.retry_after_s,
+    )
 
 
 class _ShortcutFailed(Exception):

@@ -1,7 +1,9 @@
-"""Model instances shared by many roles: a concurrency cap and a priority queue each.
+"""Model instances shared by many roles: a concurrency cap, a priority queue and a circuit
+breaker each.
 
 When an instance is busy, waiting requests are served in order of rank: the early
-reply first, then by the agent's priority, then by arrival.
+reply first, then by the agent's priority, then by arrival. An instance that does not
+answer fails only the agents that use it: its breaker opens and their calls fail fast.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from dataclasses import dataclass
 
 from cantata.backends import make_backend
 from cantata.backends.base import Backend
+from cantata.breaker import Breaker
 from cantata.config import InstanceConfig, InstancesConfig
-from cantata.errors import BackendError, BackendUnavailable, ConfigError
+from cantata.errors import BackendError, BackendUnavailable, CircuitOpen, ConfigError
 from cantata.speed import Speed
 
 
@@ -48,6 +51,8 @@ class Instance:
         self.capacity = config.concurrency()
         self.stats = InstanceStats()
         self.speed = Speed()  # measured from the calls it serves: each call's deadline follows it
+        self.breaker = Breaker(config.name, failures=config.breaker_failures, cooldown_s=config.breaker_cooldown_s)
+        self._verified = False  # answered a check since the breaker last closed
         self._waiting: list[_Waiter] = []
         self._seq = itertools.count()
         self._dispatch_scheduled = False
@@ -89,6 +94,28 @@ class Instance:
             yield
         finally:
             self._release()
+
+    async def unavailable(self) -> str | None:
+        """Why the instance cannot take calls now, or None when it can: checked once (and
+        again as the probe once its breaker's cool-down is over); one found down trips it."""
+        if self._verified and self.breaker.state == "closed":
+            return None
+        try:
+            self.breaker.admit()
+        except CircuitOpen as exc:
+            return str(exc)
+        try:
+            await self.backend.check()
+        except BackendError as exc:
+            self.breaker.trip(str(exc))
+            self._verified = False
+            return str(exc)
+        except BaseException:
+            self.breaker.released()
+            raise
+        self.breaker.succeeded()
+        self._verified = True
+        return None
 
     def _schedule_dispatch(self) -> None:
         if not self._dispatch_scheduled:
@@ -135,14 +162,20 @@ class Pool:
         return found
 
     async def check(self, aliases: list[str]) -> None:
-        """Before a turn writes anything: every alias bound (else ConfigError), every instance
-        answering (else BackendUnavailable: the config may be right and the server down)."""
+        """Before a turn writes anything: every alias bound (else ConfigError), and some
+        instance able to answer (else BackendUnavailable: the config may be right and the
+        servers down). An instance that does not answer fails only the agents that use it."""
+        needed: dict[str, tuple[Instance, str]] = {}
         for alias in aliases:
             instance = self.instance_for(alias)
-            try:
-                await instance.backend.check()
-            except BackendError as exc:
-                raise BackendUnavailable(f"instance '{instance.name}' cannot serve '{alias}': {exc}") from exc
+            needed.setdefault(instance.name, (instance, alias))
+        down = []
+        for instance, alias in needed.values():
+            reason = await instance.unavailable()
+            if reason is not None:
+                down.append(f"instance '{instance.name}' cannot serve '{alias}': {reason}")
+        if down and len(down) == len(needed):
+            raise BackendUnavailable("; ".join(down))
 
     async def close(self) -> None:
         for instance in self.instances.values():

@@ -43,7 +43,6 @@ class Cantata:
         self._store = store
         if store is not None:
             self.bus.attach(store)
-        self._checked: set[str] = set()
         # Each turn's own listener, found by turn id: one bus listener for all of them, so
         # an event costs one call, not one per turn in flight (200 turns: 200x fewer).
         self._turn_listeners: dict[int, Listener] = {}
@@ -59,11 +58,8 @@ class Cantata:
         return self._store
 
     async def check(self, pipeline: Pipeline) -> None:
-        """Every alias bound to an instance, every instance reachable."""
-        aliases = sorted({a.model for a in pipeline.spec.agents if not a.is_function})
-        unchecked = [a for a in aliases if a not in self._checked]
-        await self.pool.check(unchecked)
-        self._checked.update(unchecked)
+        """Every alias bound to an instance, and some instance answering (Pool.check)."""
+        await self.pool.check(sorted({a.model for a in pipeline.spec.agents if not a.is_function}))
 
     async def session_for(self, pipeline: Pipeline, *, user: str, session_id: str | None) -> SessionRow:
         """The session to continue, or a new one (stored with its first turn)."""

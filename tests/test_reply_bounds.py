@@ -4,13 +4,9 @@ max_tokens worth of text (reply_bytes_per_token bytes a token) and reported `len
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from contextlib import aclosing
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,72 +15,20 @@ from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.config import InstanceConfig, load_config
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
+from tests.helpers.faulty_server import FaultyServer
 from tests.helpers.pipelines import WriteFile
 
 pytestmark = pytest.mark.server
 
-FLOOD_BYTES = 8 * 1024 * 1024
-PIECE = "All work and no play makes Jack a dull boy. "  # 44 bytes a delta
 MAX_TOKENS = 60
 CAP = MAX_TOKENS * 16  # the default reply_bytes_per_token
-
-
-class Flood(BaseHTTPRequestHandler):
-    """Ignores max_tokens: 8 MB of reply, as a stream (path /stream/v1) or one body (/json/v1)."""
-
-    requests: list[dict[str, Any]] = []
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return None
-
-    def do_GET(self) -> None:
-        self._send(200, "application/json", json.dumps({"object": "list", "data": [{"id": "flood"}]}).encode())
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Flood.requests.append(body)
-        if self.path.startswith("/json/"):
-            reply = {
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * FLOOD_BYTES}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": FLOOD_BYTES},
-            }
-            self._send(200, "application/json", json.dumps(reply).encode())
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": PIECE}}]}
-        line = f"data: {json.dumps(event)}\n\n".encode()
-        try:
-            for _ in range(FLOOD_BYTES // len(PIECE)):
-                self.wfile.write(line)
-            self.wfile.write(b"data: [DONE]\n\n")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client stopped reading, as it should
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+ROUTES = {"stream": "flood", "json": "flood-json"}
 
 
 @pytest.fixture(scope="module")
-def flood() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Flood)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def server() -> Iterator[FaultyServer]:
+    with FaultyServer() as running:
+        yield running
 
 
 async def collect(backend: OpenAICompatBackend, request: CompletionRequest) -> list[Chunk]:
@@ -93,20 +37,20 @@ async def collect(backend: OpenAICompatBackend, request: CompletionRequest) -> l
 
 
 @pytest.mark.parametrize("mode", ["stream", "json"])
-async def test_an_8mb_reply_is_cut_at_the_cap_and_reported_length(flood: str, mode: str) -> None:
-    backend = OpenAICompatBackend(InstanceConfig(name="flood", backend="openai", url=f"{flood}/{mode}/v1"))
+async def test_an_8mb_reply_is_cut_at_the_cap_and_reported_length(server: FaultyServer, mode: str) -> None:
+    backend = OpenAICompatBackend(InstanceConfig(name="flood", backend="openai", url=server.url(ROUTES[mode])))
     try:
         chunks = await collect(backend, CompletionRequest([Message("user", "Hi")], max_tokens=MAX_TOKENS))
     finally:
         await backend.close()
-    assert Flood.requests[-1]["max_tokens"] == MAX_TOKENS  # asked, and ignored
+    assert server.bodies(ROUTES[mode])[-1]["max_tokens"] == MAX_TOKENS  # asked, and ignored
     text = "".join(c.text for c in chunks)
     assert len(text.encode()) == CAP and text.startswith("All work" if mode == "stream" else "xxx")
     assert chunks[-1].finish_reason == "length" and chunks[-1].usage is not None
 
 
-async def test_the_cap_is_an_instance_setting(flood: str) -> None:
-    config = InstanceConfig(name="flood", backend="openai", url=f"{flood}/stream/v1", reply_bytes_per_token=4)
+async def test_the_cap_is_an_instance_setting(server: FaultyServer) -> None:
+    config = InstanceConfig(name="flood", backend="openai", url=server.url("flood"), reply_bytes_per_token=4)
     backend = OpenAICompatBackend(config)
     try:
         chunks = await collect(backend, CompletionRequest([Message("user", "Hi")], max_tokens=MAX_TOKENS))
@@ -117,7 +61,7 @@ async def test_the_cap_is_an_instance_setting(flood: str) -> None:
 
 
 async def test_the_stored_reply_is_cut_and_the_next_agent_reads_only_that(
-    flood: str, write: WriteFile, home: Path
+    server: FaultyServer, write: WriteFile, home: Path
 ) -> None:
     pipeline = load_pipeline(
         write(
@@ -143,7 +87,7 @@ async def test_the_stored_reply_is_cut_and_the_next_agent_reads_only_that(
         instances:
           - name: remote
             backend: openai
-            url: {flood}/stream/v1
+            url: {server.url("flood")}
             serves: [remote]
           - name: local
             backend: scripted

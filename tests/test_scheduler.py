@@ -225,7 +225,9 @@ async def test_retries_with_backoff(write: WriteFile, home: Path) -> None:
     a = next(x for x in result.agents if x.name == "a")
     assert a.status == "ok" and a.attempts == 3
     retries = [e for e in events if e.type == "agent_retry" and e.agent == "a"]
-    assert [r.data["delay_s"] for r in retries] == [0.25, 0.5]
+    # Exponential with jitter: between half and all of 0.25 s, then of 0.5 s.
+    first, second = (r.data["delay_s"] for r in retries)
+    assert 0.125 <= first <= 0.25 and 0.25 <= second <= 0.5
     # Without enough retries the agent fails, and the turn goes on without it.
     config = scripted_config(write, flaky={"fail_first": 5, "serves": ["mid"]}, ok={"serves": ["*"]})
     result, _ = await run(write("p.yaml", text), config, home)

@@ -33,6 +33,8 @@ import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -89,7 +91,8 @@ class OpenAICompatBackend(Backend):
             base_url=self.url + "/",
             headers=headers,
             timeout=httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, CONNECT_TIMEOUT_S)),
-            transport=transport,
+            # No retries of its own: the agent's one retry loop decides (model_call.py, retry.py).
+            transport=transport or httpx.AsyncHTTPTransport(retries=0),
         )
         self._model: str | None = config.model
 
@@ -214,7 +217,9 @@ class OpenAICompatBackend(Backend):
         except httpx.HTTPStatusError as exc:
             status = exc.response.status_code
             raise BackendHTTPError(
-                self._say(f"HTTP {status} from {where}: {_excerpt(exc.response)}"), http_status=status
+                self._say(f"HTTP {status} from {where}: {_excerpt(exc.response)}"),
+                http_status=status,
+                retry_after_s=retry_after_s(exc.response.headers.get("retry-after")),
             ) from exc
         except _StreamError as exc:
             if exc.code is not None and exc.code >= 400:
@@ -538,6 +543,23 @@ def _one_line(text: str) -> str:
 def _describe(exc: BaseException) -> str:
     detail = _one_line(str(exc))
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """A `Retry-After` header in seconds from now: delay-seconds or an HTTP date; None when
+    absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.replace(".", "", 1).isdigit():  # delay-seconds (a fraction too, as some servers send)
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT; a zone-less one is read so
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _excerpt(response: httpx.Response) -> str:

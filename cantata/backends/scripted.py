@@ -2,8 +2,11 @@
 
 It answers every request with an output valid against the request's schema (or a short
 text), after the configured latency, at the configured tokens/s, and fails at the
-configured rate. The same seed, agent and prompt give the same answer. Like a model, it
-stops at max_tokens (four characters a token) and then says so: finish_reason "length".
+configured rate with the configured `faults` (a server down, an HTTP error, a hang, a stream
+cut short, a reply that is not what was asked). The same seed, agent and prompt give the
+same answer and the same faults. Like a model, it stops at max_tokens (four characters a
+token) and then says so: finish_reason "length". With `parallel`, it computes that many
+calls at once and queues the rest, as a server with that many slots does.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import json
 import random
 import zlib
 from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
-from cantata.config import InstanceConfig
-from cantata.errors import BackendUnavailable, ConfigError
+from cantata.config import FaultKind, InstanceConfig
+from cantata.errors import BackendError, BackendHTTPError, BackendProtocolError, BackendUnavailable, ConfigError
 from cantata.structured import resolve_ref
 from cantata.yamlsource import load_yaml
 
@@ -31,6 +35,7 @@ class ScriptedBackend(Backend):
         self._attempts: dict[tuple[str, int], int] = {}
         self._canned = load_replies(config.replies) if config.replies is not None else {}
         self._calls: dict[str, int] = {}  # per agent, to hand out its canned replies in order
+        self._slots = asyncio.Semaphore(config.parallel) if config.parallel else None
 
     def info(self) -> BackendInfo:
         return BackendInfo(
@@ -43,40 +48,60 @@ class ScriptedBackend(Backend):
         prompt = "".join(m.content for m in request.messages)
         key = (request.agent, zlib.crc32(prompt.encode()))
         self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
-        if self.config.latency_s:
-            await asyncio.sleep(self.config.latency_s)
-        if attempt <= self.config.fail_first:
-            raise BackendUnavailable(f"instance '{self.name}': scripted failure (attempt {attempt} of fail_first)")
-        if (
-            self.config.fail_rate
-            and random.Random(f"{self.config.seed}:{key}:{attempt}").random() < self.config.fail_rate
-        ):
-            raise BackendUnavailable(f"instance '{self.name}': scripted failure (fail_rate {self.config.fail_rate})")
-        if request.agent in self._canned:
-            text = self._next_canned(request.agent)
-        elif request.schema is not None:
-            text = json.dumps(sample(request.schema, request.schema, request.agent), ensure_ascii=False)
-        else:
-            text = f"[{request.agent or 'agent'}] scripted reply #{key[1] % 1000}."
-        pieces = _split_tokens(text)
-        finish = "stop"
-        if len(pieces) > request.max_tokens:
-            pieces, finish = pieces[: request.max_tokens], "length"
-        if self.config.tokens_per_s:
-            delay = 1.0 / self.config.tokens_per_s
-            for piece in pieces:
-                await asyncio.sleep(delay)
-                yield Chunk(text=piece)
-        else:
-            yield Chunk(text="".join(pieces))
+        async with self._computing():
+            if self.config.latency_s:
+                await asyncio.sleep(self.config.latency_s)
+            fault = self._fault(key, attempt)
+            if fault in ("hang", "cut", "invalid", "empty"):
+                text = {"hang": "", "cut": "The reply was", "invalid": '{"cut": "in the mid', "empty": ""}[fault]
+            elif fault is not None:
+                raise _error(fault, f"instance '{self.name}': scripted failure ({fault}, attempt {attempt})")
+            elif request.agent in self._canned:
+                text = self._next_canned(request.agent)
+            elif request.schema is not None:
+                text = json.dumps(sample(request.schema, request.schema, request.agent), ensure_ascii=False)
+            else:
+                text = f"[{request.agent or 'agent'}] scripted reply #{key[1] % 1000}."
+            pieces = _split_tokens(text) if text else []
+            finish = "stop"
+            if len(pieces) > request.max_tokens:
+                pieces, finish = pieces[: request.max_tokens], "length"
+            if self.config.tokens_per_s:
+                delay = 1.0 / self.config.tokens_per_s
+                for piece in pieces:
+                    await asyncio.sleep(delay)
+                    yield Chunk(text=piece)
+            elif text:
+                yield Chunk(text="".join(pieces))
+            if fault == "hang":
+                await asyncio.Event().wait()  # until the caller's deadline closes the stream
+            if fault == "cut":
+                raise BackendProtocolError(f"instance '{self.name}': scripted failure (cut): the stream ended early")
         usage = Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces))
         yield Chunk(usage=usage, finish_reason=finish)
+
+    def _computing(self) -> AbstractAsyncContextManager[Any]:
+        return self._slots if self._slots is not None else nullcontext()
+
+    def _fault(self, key: tuple[str, int], attempt: int) -> FaultKind | None:
+        """The fault this attempt of this call injects, if any (`fail_first`, then `fail_rate`)."""
+        roll = random.Random(f"{self.config.seed}:{key}:{attempt}")
+        if attempt <= self.config.fail_first or (self.config.fail_rate and roll.random() < self.config.fail_rate):
+            return roll.choice(self.config.faults)
+        return None
 
     def _next_canned(self, agent: str) -> str:
         replies = self._canned[agent]
         self._calls[agent] = call = self._calls.get(agent, 0) + 1
         reply = replies[min(call, len(replies)) - 1]
         return reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+
+
+def _error(fault: FaultKind, message: str) -> BackendError:
+    if fault == "unavailable":
+        return BackendUnavailable(message)
+    status = int(fault.removeprefix("http_"))
+    return BackendHTTPError(message, http_status=status, retry_after_s=1.0 if status == 429 else None)
 
 
 def load_replies(path: Path) -> dict[str, list[Any]]:
@@ -90,7 +115,7 @@ def load_replies(path: Path) -> dict[str, list[Any]]:
 
 def _split_tokens(text: str) -> list[str]:
     """Roughly four characters a token, as the rough token count assumes."""
-    return [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
+    return [text[i : i + 4] for i in range(0, len(text), 4)]
 
 
 def sample(schema: dict[str, Any], root: dict[str, Any], hint: str) -> Any:

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from cantata.breaker import STATE_VALUES
 from cantata.pool import Pool
 from cantata.turn import TurnResult
 
@@ -24,11 +25,18 @@ class _Live(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         queued = GaugeMetricFamily("cantata_instance_queued", "Calls waiting for a slot", labels=["instance"])
         running = GaugeMetricFamily("cantata_instance_running", "Calls generating now", labels=["instance"])
+        circuit = GaugeMetricFamily(
+            "cantata_instance_circuit",
+            "Circuit breaker: 0 closed, 1 half-open (one probe may go), 2 open (calls fail fast)",
+            labels=["instance"],
+        )
         for name, instance in sorted(self.pool.instances.items()):
             queued.add_metric([name], instance.stats.queued)
             running.add_metric([name], instance.stats.running)
+            circuit.add_metric([name], STATE_VALUES[instance.breaker.state])
         yield queued
         yield running
+        yield circuit
         turns = GaugeMetricFamily("cantata_turns_running", "Turns in flight")
         turns.add_metric([], self.running_turns())
         yield turns

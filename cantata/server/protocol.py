@@ -336,6 +336,16 @@ class InstanceServer(BaseModel):
     prefix_cache_hit_rate: float | None = Field(None, description="Hits / queries since the server started.")
 
 
+class InstanceCircuit(BaseModel):
+    """The instance's circuit breaker: closed, calls go through; open, they fail fast after
+    repeated failures; half_open, the cool-down is over and one call may probe."""
+
+    state: Literal["closed", "open", "half_open"] = "closed"
+    failures: int = Field(0, description="Failed calls in a row.")
+    reason: str | None = Field(None, description="The last failure.")
+    probe_at: float | None = Field(None, description="When a probe may go (Unix time); null when closed.")
+
+
 class InstanceInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
@@ -347,6 +357,7 @@ class InstanceInfo(BaseModel):
     queued_now: int
     running_now: int
     live: InstanceLive = Field(description="The last hour's calls on this instance.")
+    circuit: InstanceCircuit = Field(default_factory=InstanceCircuit, description="Its circuit breaker now.")
     health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
     server: InstanceServer | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
 

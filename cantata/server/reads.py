@@ -24,6 +24,7 @@ from cantata.server.keys import Principal
 from cantata.server.protocol import (
     Blackboard,
     BlackboardEntry,
+    InstanceCircuit,
     InstanceHealth,
     InstanceInfo,
     InstanceLive,
@@ -172,6 +173,8 @@ class Reads:
         rows = []
         for inst in self.runtime.config.instances:
             running = self.runtime.pool.instances.get(inst.name)
+            # This server's breaker, else the last one told in the event log (another process's).
+            told = running.breaker.as_json() if running else live[inst.name].circuit if inst.name in live else None
             row = InstanceInfo(
                 name=inst.name,
                 backend=inst.backend,
@@ -182,6 +185,7 @@ class Reads:
                 queued_now=running.stats.queued if running else 0,
                 running_now=running.stats.running if running else 0,
                 live=InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive(),
+                circuit=InstanceCircuit.model_validate(told or {}),
             )
             if check:
                 row.health = await _health(running)

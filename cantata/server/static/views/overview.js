@@ -4,6 +4,13 @@ import { drawDag } from "../dag.js";
 import { el, fmt, kv, put, svg } from "../dom.js";
 import { every } from "../lifecycle.js";
 
+// A breaker that is not closed: its calls fail fast (open) or one probes (half-open).
+function circuitBadge(circuit) {
+  if (!circuit || circuit.state === "closed") return null;
+  const text = circuit.state === "open" ? "failing fast" : "probing";
+  return el("span", { class: `badge circuit-${circuit.state}`, title: circuit.reason || "" }, text);
+}
+
 export async function overview(view) {
   const [pipelines, instances] = await Promise.all([api("/api/pipelines"), api("/api/instances")]);
   const history = {};
@@ -17,7 +24,8 @@ export async function overview(view) {
       const line = (k) => h.map((p, i) => `${i === 0 ? "M" : "L"}${(i * 300) / 59},${58 - (p[k] / max) * 54}`).join(" ");
       const live = inst.live || {};
       return el("div", { class: "panel", "data-instance": inst.name },
-        el("h3", {}, `${inst.name} `, el("span", { class: "muted" }, `${inst.backend}${inst.model ? " · " + inst.model : ""}`)),
+        el("h3", {}, `${inst.name} `, el("span", { class: "muted" }, `${inst.backend}${inst.model ? " · " + inst.model : ""}`),
+          circuitBadge(inst.circuit)),
         kv(
           "queued now", el("b", {}, inst.queued_now), "running now", el("b", {}, `${inst.running_now} / ${inst.max_concurrency}`),
           "tokens/s", live.tokens_per_s ?? "–", "first token", live.first_token_s != null ? fmt(live.first_token_s) : "–",
