@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cantata.backends.base import Chunk, CompletionRequest, Message
+from cantata.backends.base import Chunk, CompletionRequest, Message, Usage
 from cantata.backends.scripted import ScriptedBackend
 from cantata.config import InstanceConfig
 from cantata.context import CheckContext, FunctionContext
@@ -36,9 +36,13 @@ def call(*, timeout_s: float = 5.0, check: Any = None) -> tuple[ModelCall, Insta
     return model_call, instance
 
 
-def measured(instance: Instance, deadline_s: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    """As if the instance's measured speed gave every generation `deadline_s`."""
+def measured(
+    instance: Instance, deadline_s: float, monkeypatch: pytest.MonkeyPatch, *, stall_s: float | None = None
+) -> None:
+    """As if the instance's measured speed gave every generation `deadline_s` to its first
+    token, and `stall_s` between tokens once they come."""
     monkeypatch.setattr(instance.speed, "deadline_s", lambda *args: deadline_s)
+    monkeypatch.setattr(instance.speed, "stall_s", lambda: stall_s)
 
 
 async def test_a_hung_generation_is_cut_at_the_measured_deadline_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,3 +101,33 @@ async def test_a_call_arms_one_timer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop, "call_at", counting_call_at)
     assert await model_call.run()
     assert len(armed) == 1
+
+
+def streaming(pieces: int, every_s: float, *, then_hang: bool = False) -> Any:
+    """A backend's complete() that sends `pieces` tokens, one every `every_s`, then ends (or hangs)."""
+
+    async def complete(request: CompletionRequest) -> AsyncIterator[Chunk]:
+        for _ in range(pieces):
+            await asyncio.sleep(every_s)
+            yield Chunk(text="word ")
+        if then_hang:
+            await asyncio.Event().wait()
+        yield Chunk(usage=Usage(prompt_tokens=10, completion_tokens=pieces), finish_reason="stop")
+
+    return complete
+
+
+async def test_a_reply_that_keeps_coming_is_not_cut_however_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    model_call, instance = call(timeout_s=60)
+    measured(instance, 0.05, monkeypatch, stall_s=0.05)
+    # Six times the deadline the measured speed gives, but a token every 10 ms all along.
+    instance.backend.complete = streaming(30, 0.01)  # type: ignore[method-assign]
+    assert await model_call.run() == ("word " * 30).strip()
+
+
+async def test_a_reply_that_stops_coming_is_cut_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    model_call, instance = call(timeout_s=60)
+    measured(instance, 0.05, monkeypatch, stall_s=0.05)
+    instance.backend.complete = streaming(3, 0.01, then_hang=True)  # type: ignore[method-assign]
+    with pytest.raises(BackendTimeout, match=r"the reply stopped coming on instance 'one': no token for 0\.1 s"):
+        await model_call.run()
