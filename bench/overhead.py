@@ -52,8 +52,9 @@ def lock_step_path(latency: dict[str, float]) -> float:
     return sum(max(latency[n] for n in level) for level in levels)
 
 
-def write_pipeline(folder: Path, *, only: str | None = None) -> Path:
-    """The coaching-shaped DAG, or with `only`, a one-agent pipeline (to separate per-turn costs)."""
+def write_pipeline(folder: Path, *, only: str | None = None, timeout_s: float | None = None) -> Path:
+    """The coaching-shaped DAG, or with `only`, a one-agent pipeline (to separate per-turn costs);
+    `timeout_s` for every model agent, if given."""
     if only is not None:
         path = folder / "single.yaml"
         path.write_text(f"name: single\nagents:\n  - name: {only}\n    model: {only}\n    prompt: x\n")
@@ -61,6 +62,8 @@ def write_pipeline(folder: Path, *, only: str | None = None) -> Path:
     lines = ["name: bench", "agents:", "  - name: guard", "    function: bench_guard.guard"]
     for name, reads in READS.items():
         lines += [f"  - name: {name}", f"    model: {name}", "    prompt: x", f"    reads: [{', '.join(reads)}]"]
+        if timeout_s is not None:
+            lines.append(f"    timeout_s: {timeout_s}")
         if name == "coach":
             lines.append("    deliver: early")
         if name == "synth":

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import coaching  # noqa: E402
 import coaching_quality  # noqa: E402
 import factory  # noqa: E402
+import faults  # noqa: E402
 import overhead  # noqa: E402
 import safety  # noqa: E402
 import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
@@ -24,5 +25,7 @@ if __name__ == "__main__":
     coaching_quality.main()
     print()
     server_http.main()
+    print()
+    faults.main()
     print()
     factory.main()

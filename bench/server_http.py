@@ -18,7 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -32,7 +35,6 @@ from cantata.runtime import Cantata  # noqa: E402
 from tests.helpers.servers import free_port  # noqa: E402
 
 SESSIONS = 200
-SEPARATOR = "\n\n---\n\n"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -40,23 +42,28 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def phase(chunk: dict[str, Any]) -> str | None:
+    """Which reply a streamed text chunk belongs to: "early", "separator" or "merged"."""
+    info = chunk.get("cantata")
+    return info.get("phase") if isinstance(info, dict) else None
+
+
 async def one_chat(client: httpx.AsyncClient, i: int) -> tuple[float, float]:
     """(time to the first early-reply byte, time to the final reply) of one streamed turn."""
     body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": f"message {i}"}]}
     start = time.perf_counter()
     first = final = None
-    text = ""
     async with client.stream("POST", "/v1/chat/completions", json=body) as response:
         if response.status_code != 200:
             raise RuntimeError(f"HTTP {response.status_code}: {(await response.aread())[:200]!r}")
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
-            delta = json.loads(line[6:])["choices"][0]["delta"].get("content")
-            if delta:
+            chunk = json.loads(line[6:])
+            if chunk["choices"][0]["delta"].get("content"):
                 first = first or time.perf_counter() - start
-                text += delta
-                if SEPARATOR in text and final is None:
+                # Each text chunk names its reply: the merged one comes after the separator.
+                if phase(chunk) in ("separator", "merged") and final is None:
                     final = time.perf_counter() - start
     if first is None or final is None:
         raise RuntimeError("the stream had no early or no final reply")
@@ -94,6 +101,35 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+@contextmanager
+def serving(folder: Path, config_path: Path, pipeline_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`cantata serve` on a free loopback port, its home under `folder`, until the block ends."""
+    port = free_port()
+    env = dict(os.environ, CANTATA_HOME=str(folder / "server-home"), PYTHONPATH=str(folder))
+    command = [sys.executable, "-m", "cantata", "serve", "--port", str(port), "--config", str(config_path)]
+    server = subprocess.Popen(
+        [*command, "--pipeline", str(pipeline_path)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(
+                    f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}"
+                )
+            time.sleep(0.2)
+        yield server, url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> None:
     path = critical_path(LATENCY)
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,46 +144,11 @@ def main() -> None:
                 f"    serves: [{inst.name}]",
             ]
         (folder / "instances.yaml").write_text("\n".join(lines) + "\n")
-        port = free_port()
-        env = dict(os.environ, CANTATA_HOME=str(folder / "server-home"), PYTHONPATH=str(folder))
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "cantata",
-                "serve",
-                "--port",
-                str(port),
-                "--config",
-                str(folder / "instances.yaml"),
-                "--pipeline",
-                str(pipeline_path),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(
-                        f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}"
-                    )
-                time.sleep(0.2)
+        with serving(folder, folder / "instances.yaml", pipeline_path) as (server, url):
             cpu_before, client_before = cpu_seconds(server.pid), time.process_time()
             ok, errors, wall = asyncio.run(over_http(url, SESSIONS))
             cpu = cpu_seconds(server.pid) - cpu_before
             client_cpu = time.process_time() - client_before
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
         local = asyncio.run(in_process(folder / "local-home", pipeline_path, SESSIONS))
     firsts = [f for f, _ in ok]
     finals = [f for _, f in ok]

@@ -194,7 +194,10 @@ class _Handler(BaseHTTPRequestHandler):
         route = self._route()
         if route is None:
             return
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        try:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        except (ValueError, ConnectionResetError):
+            return  # the client gave up while sending (its deadline): nothing to answer
         with self.faulty._lock:
             route.bodies.append(body)
             behaviour = route.plan()
