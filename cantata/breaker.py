@@ -9,8 +9,9 @@ is. After `breaker_cooldown_s` it is half-open and lets one call through, the pr
 answer closes it, a failure opens it again for twice as long (at most MAX_COOLDOWN_S).
 
 What is no failure of the instance: a request it refused (a 4xx other than 429: it
-answered, and retrying would not help) and a reply the model got wrong (invalid output,
-judged after the call). A call cancelled before it ended says nothing either way.
+answered, and retrying would not help; a prompt over the embedded model's context), and a
+reply the model got wrong (invalid output, judged after the call). A call cancelled before
+it ended says nothing either way.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from cantata.errors import BackendError, BackendHTTPError, CircuitOpen
+from cantata.errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendProtocolError,
+    BackendTimeout,
+    BackendUnavailable,
+    CircuitOpen,
+)
 
 MAX_COOLDOWN_S = 600.0
 
@@ -30,12 +38,13 @@ STATE_VALUES: dict[CircuitState, int] = {"closed": 0, "half_open": 1, "open": 2}
 
 
 def counts_against(error: BaseException) -> bool:
-    """Whether `error` says the instance is failing, not the request or the breaker itself."""
+    """Whether `error` says the instance is failing, not the request (a prompt over the
+    context, a 4xx) or the breaker itself."""
     if isinstance(error, CircuitOpen):
         return False
     if isinstance(error, BackendHTTPError):
         return error.http_status >= 500 or error.http_status == 429
-    return isinstance(error, BackendError)
+    return isinstance(error, (BackendUnavailable, BackendTimeout, BackendProtocolError))
 
 
 class Breaker:
@@ -84,7 +93,7 @@ class Breaker:
             if counts_against(exc):
                 self.failed(str(exc))
             elif isinstance(exc, BackendError):
-                self.succeeded()  # a 4xx: the instance answered
+                self.succeeded()  # a 4xx or an error of the request: the instance answered
             else:
                 self.released()
             raise

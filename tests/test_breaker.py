@@ -7,6 +7,7 @@ import pytest
 
 from cantata.breaker import Breaker, counts_against
 from cantata.errors import (
+    BackendError,
     BackendHTTPError,
     BackendProtocolError,
     BackendTimeout,
@@ -128,6 +129,7 @@ def test_the_call_context_judges_the_instance_by_the_error() -> None:
         (BackendHTTPError("400", http_status=400), False),
         (BackendHTTPError("401", http_status=401), False),
         (BackendHTTPError("404", http_status=404), False),
+        (BackendError("instance 'local': requested tokens exceed the context window"), False),
         (CircuitOpen("failing fast"), False),
         (OutputInvalid("not JSON"), False),
     ],

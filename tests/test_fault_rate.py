@@ -68,7 +68,10 @@ def allowed_s(pipeline: Pipeline) -> float:
     return max(longest.values())
 
 
-async def run_turns(app: Cantata, pipeline: Pipeline) -> tuple[list[TurnResult], list[float], list[Event]]:
+async def run_and_check(config: Path, home: Path) -> None:
+    """TURNS coaching turns, AT_ONCE at a time, on the instances of `config`; then the checks."""
+    pipeline = coaching_with_its_own_coach_instance()
+    app = Cantata(load_config(config), home=home)
     events: list[Event] = []
     gate = asyncio.Semaphore(AT_ONCE)
 
@@ -78,8 +81,11 @@ async def run_turns(app: Cantata, pipeline: Pipeline) -> tuple[list[TurnResult],
             result = await app.run_turn(pipeline, f"I keep putting off the gym, day {i}.", on_event=events.append)
             return result, time.monotonic() - start
 
-    done = await asyncio.gather(*(one(i) for i in range(TURNS)))
-    return [r for r, _ in done], [s for _, s in done], events
+    try:
+        done = await asyncio.gather(*(one(i) for i in range(TURNS)))
+    finally:
+        await app.close()
+    assert_every_turn_held(pipeline, [r for r, _ in done], [s for _, s in done], events)
 
 
 def assert_every_turn_held(
@@ -125,13 +131,7 @@ async def test_200_turns_at_a_20_percent_fault_rate_on_the_scripted_backend(writ
             serves: [think]
         """,
     )
-    pipeline = coaching_with_its_own_coach_instance()
-    app = Cantata(load_config(config), home=home)
-    try:
-        results, took, events = await run_turns(app, pipeline)
-    finally:
-        await app.close()
-    assert_every_turn_held(pipeline, results, took, events)
+    await run_and_check(config, home)
 
 
 @pytest.mark.usefixtures("faster_floor")
@@ -158,12 +158,5 @@ async def test_200_turns_at_a_20_percent_fault_rate_against_the_misbehaving_serv
                 serves: [think]
             """,
         )
-        pipeline = coaching_with_its_own_coach_instance()
-        app = Cantata(load_config(config), home=home)
-        try:
-            results, took, events = await run_turns(app, pipeline)
-        finally:
-            await app.close()
-        asked = len(server.bodies("think"))
-    assert_every_turn_held(pipeline, results, took, events)
-    assert asked >= TURNS  # the turns did reach the server
+        await run_and_check(config, home)
+        assert len(server.bodies("think")) >= TURNS  # the turns did reach the server

@@ -229,31 +229,11 @@ async def test_the_breaker_probes_after_its_cooldown_and_closes_when_the_instanc
     assert [e.data["state"] for e in events if e.type == "instance_circuit"] == ["open", "closed"]
 
 
-def _pipeline_on_two_instances(write: WriteFile) -> Path:
-    return write(
-        "sided.yaml",
-        """
-        name: sided
-        agents:
-          - name: talk
-            prompt: Answer at once.
-            deliver: early
-          - name: side
-            model: far
-            prompt: Add something.
-          - name: merge
-            prompt: Merge.
-            reads: [talk, side]
-            deliver: final
-        """,
-    )
-
-
 async def test_over_http_a_down_instance_fails_only_its_agent_and_shows_in_metrics_and_the_api(
     write: WriteFile, home: Path
 ) -> None:
     config = two_instances(write, refused_url())
-    pipeline = _pipeline_on_two_instances(write)
+    pipeline = side_pipeline(write, schema=False)
     async with running(make_app(config, home, pipelines=[pipeline])) as app, client(app) as c:
         reply = await c.post("/v1/chat/completions", json=chat_body("hello", model="sided"))
         metrics = (await c.get("/metrics")).text
@@ -284,7 +264,7 @@ async def test_every_instance_down_refuses_the_turn_before_anything_is_written(w
             serves: ["*"]
         """,
     )
-    async with running(make_app(config, home, pipelines=[_pipeline_on_two_instances(write)])) as app, client(app) as c:
+    async with running(make_app(config, home, pipelines=[side_pipeline(write)])) as app, client(app) as c:
         reply = await c.post("/v1/chat/completions", json=chat_body("hello", model="sided"))
         sessions = (await c.get("/api/sessions")).json()
     assert reply.status_code == 503 and "instance 'far' cannot serve" in reply.json()["error"]["message"]

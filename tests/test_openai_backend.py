@@ -469,8 +469,8 @@ ERROR_CASES = [
     ),
     ("no-done", answering(200, sse(delta("cut"), done=False)), BackendProtocolError, None),
     ("error-event", answering(200, sse({"error": {"message": "overloaded", "code": 503}})), BackendHTTPError, 503),
-    ("remote-protocol", failing_midway(httpx.RemoteProtocolError("peer closed")), BackendError, None),
-    ("read-error", raising(httpx.ReadError("reset")), BackendError, None),
+    ("remote-protocol", failing_midway(httpx.RemoteProtocolError("peer closed")), BackendProtocolError, None),
+    ("read-error", raising(httpx.ReadError("reset")), BackendUnavailable, None),
 ]
 
 

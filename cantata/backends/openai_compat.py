@@ -214,6 +214,10 @@ class OpenAICompatBackend(Backend):
             raise BackendUnavailable(self._say(f"cannot connect to {self.url} ({_describe(exc)})")) from exc
         except httpx.TimeoutException as exc:
             raise BackendTimeout(self._say(f"{where} timed out ({_describe(exc)})")) from exc
+        except httpx.RemoteProtocolError as exc:  # e.g. a stream cut short: the server broke the exchange
+            raise BackendProtocolError(self._say(f"{where} broke off its reply ({_describe(exc)})")) from exc
+        except httpx.NetworkError as exc:  # the connection was lost (reset, closed) once made
+            raise BackendUnavailable(self._say(f"lost the connection to {self.url} ({_describe(exc)})")) from exc
         except httpx.HTTPStatusError as exc:
             status = exc.response.status_code
             raise BackendHTTPError(
