@@ -147,7 +147,7 @@ class Breaker:
         last = (self.reason or "").removeprefix(f"instance '{self.instance}': ")
         wait = "a probe is under way" if self.probing else f"next try in {self.probe_in_s():.0f} s"
         return (
-            f"instance '{self.instance}' is failing fast after {self.failures} failed call(s) in a row"
+            f"instance '{self.instance}' is failing fast after {self.failures} failure(s) in a row"
             f" ({wait}); the last: {last}"
         )
 

@@ -49,7 +49,7 @@ def test_it_opens_after_the_failures_in_a_row_and_then_fails_fast_saying_why() -
     with pytest.raises(CircuitOpen) as refused:
         b.admit()
     assert str(refused.value) == (
-        "instance 'gpu' is failing fast after 3 failed call(s) in a row (next try in 18 s); the last: HTTP 503 from /chat"
+        "instance 'gpu' is failing fast after 3 failure(s) in a row (next try in 18 s); the last: HTTP 503 from /chat"
     )
     assert isinstance(refused.value, BackendUnavailable)  # exit 2, HTTP 503 where it reaches a boundary
 
@@ -102,7 +102,7 @@ def test_a_failed_check_trips_it_at_once() -> None:
     clock = Clock()
     b = breaker(clock, failures=5)
     b.trip("instance 'gpu': cannot connect to http://gpu:8000/v1")
-    with pytest.raises(CircuitOpen, match="after 1 failed call.*cannot connect"):
+    with pytest.raises(CircuitOpen, match=r"after 1 failure\(s\) in a row.*cannot connect"):
         b.admit()
 
 
