@@ -23,18 +23,10 @@ from typing import Any
 
 from cantata.backends.base import CompletionRequest, Message, Usage
 from cantata.context import CheckContext, FunctionContext
-from cantata.errors import (
-    BackendError,
-    BackendHTTPError,
-    BackendTimeout,
-    CantataError,
-    OutputInvalid,
-    OutputTruncated,
-    Rejected,
-)
+from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
 from cantata.nodes import call_user, normalise
 from cantata.pool import Instance, rank
-from cantata.retry import retryable, wait_s
+from cantata.retry import not_waited, retryable, wait_s
 from cantata.spec import AgentSpec
 from cantata.speed import FLOOR_S, SLACK
 from cantata.structured import OutputContract, repair_instruction
@@ -88,7 +80,7 @@ class ModelCall:
                 assert last_error is not None
                 delay = wait_s(last_error, attempt, limit_s=agent.timeout_s)
                 if delay is None:
-                    last_error = _not_waited(last_error, agent.timeout_s)
+                    last_error = not_waited(last_error, agent.timeout_s)
                     break
                 self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
                 await asyncio.sleep(delay)
@@ -381,17 +373,6 @@ class _Deadline:
             f"no reply within {self.generation_s:.1f} s on instance '{instance}': "
             f"{SLACK:g}x what its measured speed needs for this call{busy} (timeout_s {self.limit_s:g} s)"
         )
-
-
-def _not_waited(error: CantataError, limit_s: float) -> CantataError:
-    """The error, saying why it was not retried: the server asked for a wait past the deadline."""
-    assert isinstance(error, BackendHTTPError) and error.retry_after_s is not None
-    return BackendHTTPError(
-        f"{error}; not retried: the server asked to wait {error.retry_after_s:g} s (Retry-After), "
-        f"past the agent's timeout_s of {limit_s:g} s",
-        http_status=error.http_status,
-        retry_after_s=error.retry_after_s,
-    )
 
 
 class _ShortcutFailed(Exception):

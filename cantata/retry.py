@@ -44,3 +44,14 @@ def wait_s(error: CantataError, retry: int, *, limit_s: float) -> float | None:
     if after is None:
         return wait
     return max(wait, after) if after <= limit_s else None
+
+
+def not_waited(error: CantataError, limit_s: float) -> CantataError:
+    """`error`, saying why it was not retried: the server asked for a wait past `limit_s`."""
+    assert isinstance(error, BackendHTTPError) and error.retry_after_s is not None
+    return BackendHTTPError(
+        f"{error}; not retried: the server asked to wait {error.retry_after_s:g} s (Retry-After), "
+        f"past the agent's timeout_s of {limit_s:g} s",
+        http_status=error.http_status,
+        retry_after_s=error.retry_after_s,
+    )
