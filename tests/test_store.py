@@ -14,7 +14,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import InstanceEvent, Store, TurnContext, TurnRef
+from cantata.store import InstanceEvent, SessionRow, Store, TurnContext, TurnRef
 from tests.helpers.stores import StoreFactory
 
 
@@ -217,6 +217,61 @@ async def test_summary_is_kept_per_session(store: Store) -> None:
     assert await store.session_summary(session_id) == ("", 0)
     await store.set_summary(session_id, "Ana walks to work.", 3)
     assert await store.session_summary(session_id) == ("Ana walks to work.", 3)
+
+
+async def test_an_early_reply_is_history_before_its_turn_finishes(store: Store) -> None:
+    session = store.new_session("ana", "coaching")
+    first = (await store.start_turn(session, "hello", new_session=True)).id
+    await store.add_reply(first, "coach", "hi!")
+    # The turn never finished (a crash): the next turn's context still holds what was said.
+    second = await store.start_turn(session, "are you there?")
+    assert [(t.number, t.user_message, t.reply) for t in second.context.recent] == [(1, "hello", "hi!")]
+    await store.finish_turn(first, "ok", [("synth", "hello, Ana")])
+    turn = await store.get_turn(first)
+    assert turn is not None and turn.replies == [("coach", "hi!"), ("synth", "hello, Ana")]
+    recent = await store.recent_turns(session.id, before_turn=second.id)
+    assert [(t.number, t.reply) for t in recent] == [(1, "hello, Ana")]  # the latest reply
+
+
+async def test_running_turns_are_listed_oldest_first_of_one_session_if_asked(store: Store) -> None:
+    one, first = await new_turn(store, "ana")
+    _, other = await new_turn(store, "ben")
+    done = (await store.start_turn(SessionRow(one, "ana", "p"), "again")).id
+    await store.finish_turn(done, "ok", [])
+    assert await store.running_turns() == [first, other]
+    assert await store.running_turns(one) == [first]
+    assert await store.running_turns("nothing") == []
+
+
+# -- SessionLeases -------------------------------------------------------------------------
+
+
+async def test_a_session_lease_has_one_holder_until_released_or_expired(open_shared_store: StoreFactory) -> None:
+    first, second = open_shared_store(), open_shared_store()
+    try:
+        assert await first.lease_session("s1", "host/1/a", ttl_s=60) is None
+        assert await first.lease_session("s1", "host/1/a", ttl_s=60) is None  # renewed
+        assert await second.lease_session("s1", "host/2/b", ttl_s=60) == "host/1/a"
+        assert await second.lease_session("s2", "host/2/b", ttl_s=60) is None  # another session is free
+        await second.release_session("s1", "host/2/b")  # not its lease: nothing happens
+        assert await second.lease_session("s1", "host/2/b", ttl_s=60) == "host/1/a"
+        # A holder known to be gone (its process died) is taken over; only that one.
+        assert await second.lease_session("s1", "host/2/b", ttl_s=60, take_from="host/9/z") == "host/1/a"
+        assert await second.lease_session("s1", "host/2/b", ttl_s=60, take_from="host/1/a") is None
+        assert await first.lease_session("s1", "host/1/a", ttl_s=60) == "host/2/b"
+        await second.release_session("s1", "host/2/b")
+        assert await first.lease_session("s1", "host/1/a", ttl_s=-1) is None  # already expired
+        assert await second.lease_session("s1", "host/2/b", ttl_s=60) is None
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_forgetting_a_user_drops_their_sessions_leases(store: Store) -> None:
+    session_id, _ = await new_turn(store, "ana")
+    assert await store.lease_session(session_id, "host/1/a", ttl_s=60) is None
+    await store.forget_user("ana")
+    assert await store.lease_session(session_id, "host/2/b", ttl_s=60) is None
 
 
 # -- BlackboardStore -----------------------------------------------------------------------

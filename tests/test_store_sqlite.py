@@ -104,6 +104,7 @@ def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
         "004_api_keys",
         "005_blackboard_iterations",
         "006_deployed_agents",
+        "007_session_leases",
     ]
 
 

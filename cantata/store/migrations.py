@@ -229,3 +229,21 @@ def m006_deployed_agents(db: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m007_session_leases(db: sqlite3.Connection) -> None:
+    """One turn at a time per session across processes: the holder of a session's lease
+    (a runtime, named by host, process and a token) runs its turns until `expires_at`,
+    renewing it meanwhile. No foreign key: a new session is leased before its first turn
+    stores it; forgetting a user deletes their sessions' leases."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE session_leases (
+            session_id TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        """,
+    )

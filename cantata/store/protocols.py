@@ -71,6 +71,12 @@ class SessionStore(Protocol):
         entries and the finish share a commit."""
         ...
 
+    def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
+        """Store a reply the moment it is delivered (the early one), so that the session's
+        history holds it even if the turn never finishes. Queued like `write_entry`: it
+        shares the commit of the entry it delivers."""
+        ...
+
     async def get_turn(self, turn_id: int) -> TurnRow | None: ...
 
     async def turns(self, session_id: str) -> list[TurnRow]:
@@ -93,6 +99,11 @@ class SessionStore(Protocol):
         """The turn if it is still marked running (to resume it), else None."""
         ...
 
+    async def running_turns(self, session_id: str | None = None) -> list[int]:
+        """The ids of the turns still marked running (of one session, if given), oldest
+        first: what a runtime resumes at start."""
+        ...
+
     async def session_summary(self, session_id: str) -> SessionSummary: ...
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None: ...
@@ -100,7 +111,25 @@ class SessionStore(Protocol):
     async def recent_turns(
         self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
     ) -> list[PastTurn]:
-        """Finished turns before `before_turn` and after number `after_number`, oldest first."""
+        """Turns before `before_turn` and after number `after_number`, oldest first, with
+        their latest reply: an unfinished one too (a crashed turn's message and early reply
+        stay in the conversation)."""
+        ...
+
+
+class SessionLeases(Protocol):
+    """One turn at a time per session, across processes: a lease with an expiry."""
+
+    async def lease_session(
+        self, session_id: str, holder: str, *, ttl_s: float, take_from: str | None = None
+    ) -> str | None:
+        """Take the session's lease for `holder` until `ttl_s` from now, or renew it: it is
+        taken if free, expired, already `holder`'s, or held by `take_from` (a holder known
+        to be gone). None once `holder` holds it; else who does."""
+        ...
+
+    async def release_session(self, session_id: str, holder: str) -> None:
+        """Give the lease back, if `holder` still holds it."""
         ...
 
 

@@ -149,12 +149,17 @@ class SqliteStore:
 
         def write(db: sqlite3.Connection) -> None:
             db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
-            db.executemany(
-                "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)",
-                [(turn_id, agent, text, now) for agent, text in replies],
-            )
+            db.executemany(queries.INSERT_REPLY, [(turn_id, agent, text, now) for agent, text in replies])
 
         return self._committer.write(write)
+
+    def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
+        row = (turn_id, agent, text, time.time())
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(queries.INSERT_REPLY, row)
+
+        return self._committer.write(write, soon=False)
 
     async def get_turn(self, turn_id: int) -> TurnRow | None:
         def read(db: sqlite3.Connection) -> TurnRow | None:
@@ -194,6 +199,15 @@ class SqliteStore:
 
         return await self._read(read)
 
+    async def running_turns(self, session_id: str | None = None) -> list[int]:
+        def read(db: sqlite3.Connection) -> list[int]:
+            where, params = (
+                ("status = 'running' AND session_id = ?", (session_id,)) if session_id else ("status = 'running'", ())
+            )
+            return [int(row[0]) for row in db.execute(f"SELECT id FROM turns WHERE {where} ORDER BY id", params)]
+
+        return await self._read(read)
+
     async def session_summary(self, session_id: str) -> SessionSummary:
         return await self._read(lambda db: queries.summary(db, session_id))
 
@@ -207,6 +221,33 @@ class SqliteStore:
         self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
     ) -> list[PastTurn]:
         return await self._read(lambda db: queries.recent_turns(db, session_id, before_turn, after_number, limit))
+
+    # -- session leases -------------------------------------------------------------------
+
+    async def lease_session(
+        self, session_id: str, holder: str, *, ttl_s: float, take_from: str | None = None
+    ) -> str | None:
+        now = time.time()
+
+        def write(db: sqlite3.Connection) -> str | None:
+            db.execute(
+                "INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at"
+                " WHERE holder = excluded.holder OR expires_at < ? OR holder = ?",
+                (session_id, holder, now + ttl_s, now, take_from),
+            )
+            (current,) = db.execute("SELECT holder FROM session_leases WHERE session_id = ?", (session_id,)).fetchone()
+            return None if current == holder else str(current)
+
+        held: str | None = await self.commit(write)
+        return held
+
+    async def release_session(self, session_id: str, holder: str) -> None:
+        await self.commit(
+            lambda db: db.execute(
+                "DELETE FROM session_leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+            )
+        )
 
     # -- blackboard -----------------------------------------------------------------------
 
@@ -379,6 +420,9 @@ class SqliteStore:
     async def forget_user(self, user_id: str) -> int:
         def write(db: sqlite3.Connection) -> int:
             (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
+            db.execute(
+                "DELETE FROM session_leases WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)", (user_id,)
+            )
             db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
             return int(count)
 

@@ -24,6 +24,7 @@ INSERT_ENTRY = (
     "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+INSERT_REPLY = "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)"
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
 CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
 ALL = -1  # as a LIMIT: no limit
@@ -83,7 +84,7 @@ def recent_turns(
                (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1),
                (SELECT content FROM messages WHERE turn_id = t.id AND role = 'assistant'
                 ORDER BY id DESC LIMIT 1)
-        FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ? AND t.status != 'running'
+        FROM turns t WHERE t.session_id = ? AND t.id < ? AND t.number > ?
         ORDER BY t.number DESC LIMIT ?
         """,
         (session_id, before_turn, after_number, limit),
