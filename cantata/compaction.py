@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from contextlib import aclosing
 
+from cantata import killpoints
 from cantata.backends.base import CompletionRequest, Message
 from cantata.errors import BackendError
 from cantata.loader import Pipeline
@@ -110,6 +111,7 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
         log.warning("compaction of session %s left out a sentence of its summary: a quotation %s", session.id, reason)
     if not text:
         return False
+    killpoints.reached("compaction")
     await store.set_summary(session.id, text, folded[-1].number)
     return True
 

@@ -5,6 +5,7 @@ CantataError                     (exit 1, HTTP 500)
 │   ├── SpecError        a pipeline file that cannot be loaded
 │   ├── ConfigError      an instances config that cannot be used (only a bad config)
 │   ├── SessionConflict  a session continued with a pipeline it does not belong to (409)
+│   ├── SessionBusy      a turn of the session is running elsewhere and the caller would not wait (409)
 │   └── SandboxUnavailable  generated code must run under bubblewrap, which cannot run here (503)
 ├── BackendError         a model call that did not produce an answer (the agent fails, not the turn; 502)
 │   ├── BackendUnavailable   an instance that does not answer, at the start of a turn or during it:
@@ -104,6 +105,13 @@ class ConfigError(UserError):
 class SessionConflict(UserError):
     """A session belongs to the pipeline that started it: its agents' outputs, memory and
     summary mean nothing to another pipeline, so continuing it with one is refused."""
+
+    status = 409
+
+
+class SessionBusy(UserError):
+    """Another turn of the session is running (in this process or another): one turn at a
+    time per session, so a caller that would not wait is refused."""
 
     status = 409
 

@@ -29,6 +29,7 @@ from cantata.errors import StoreError
 
 EventType = Literal[
     "turn_started",
+    "turn_resumed",
     "agent_queued",
     "agent_started",
     "agent_token",

@@ -7,18 +7,38 @@ empty message, unknown session) is found before anything is written to the store
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home
-from cantata.errors import SessionConflict, UserError
+from cantata.errors import SessionBusy, SessionConflict, UserError
 from cantata.events import Event, EventBus, Listener
+from cantata.leases import LeaseKeeper
 from cantata.loader import Pipeline
 from cantata.pool import Pool
-from cantata.scheduler import Services, TurnInput, TurnRunner
+from cantata.scheduler import Delivered, Services, TurnInput, TurnRunner
 from cantata.store import SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
+
+
+@dataclass
+class Resumed:
+    """What `resume_unfinished` did: the turns it finished, and why it left the others."""
+
+    results: list[TurnResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self) -> str | None:
+        """One line for a command to print, or None when there was nothing to resume."""
+        if not self.results and not self.skipped:
+            return None
+        done = ", ".join(f"{r.turn_id} ({r.status})" for r in self.results)
+        line = f"resumed {len(self.results)} unfinished turn(s)" + (f": {done}" if done else "")
+        return line + (f"; left {len(self.skipped)}: {'; '.join(self.skipped)}" if self.skipped else "")
 
 
 def _belongs_to(session: SessionRow, pipeline: Pipeline) -> None:
@@ -48,6 +68,7 @@ class Cantata:
         self._turn_listeners: dict[int, Listener] = {}
         self.bus.listen(self._to_turn_listener)
         self._background: set[asyncio.Task[bool]] = set()
+        self._leases: LeaseKeeper | None = None
 
     @property
     def store(self) -> Store:
@@ -56,6 +77,13 @@ class Cantata:
             self._store = open_store(self.home)
             self.bus.attach(self._store)
         return self._store
+
+    @property
+    def leases(self) -> LeaseKeeper:
+        """One turn at a time per session, across processes (leases in the store)."""
+        if self._leases is None:
+            self._leases = LeaseKeeper(self.store)
+        return self._leases
 
     async def check(self, pipeline: Pipeline) -> None:
         """Every alias bound to an instance, and some instance answering (Pool.check)."""
@@ -80,8 +108,11 @@ class Cantata:
         session_id: str | None = None,
         on_event: Listener | None = None,
         options: dict[str, Any] | None = None,
+        wait: bool = True,
     ) -> TurnResult:
-        """One turn of `pipeline` on `message`; `options` reach its functions as ctx.options."""
+        """One turn of `pipeline` on `message`; `options` reach its functions as ctx.options.
+        While another turn of the session runs (here or in another process), it waits for
+        it, or with `wait=False` raises SessionBusy."""
         if not message.strip():
             raise UserError("the message is empty")
         if not user.strip():
@@ -93,23 +124,70 @@ class Cantata:
                 raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
         await self.check(pipeline)
         session = await self.session_for(pipeline, user=user, session_id=session_id)
-        started = await self.store.start_turn(
-            session, message, new_session=session_id is None, memory=pipeline.memory_agents
-        )
-        return await self._run(
-            pipeline, session, started.id, started.number, message, on_event, context=started.context, options=options
-        )
+        async with self.leases.hold(session.id, wait=wait):
+            started = await self.store.start_turn(
+                session, message, new_session=session_id is None, memory=pipeline.memory_agents
+            )
+            killpoints.reached("after_message")
+            return await self._run(
+                pipeline,
+                session,
+                started.id,
+                started.number,
+                message,
+                on_event,
+                context=started.context,
+                options=options,
+            )
 
-    async def resume(self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None) -> TurnResult:
-        """Finish a turn interrupted by a crash, without rerunning agents that already wrote."""
+    async def resume(
+        self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None, wait: bool = False
+    ) -> TurnResult:
+        """Finish a turn interrupted by a crash, without rerunning agents that already wrote
+        and without publishing again what it had published (`turn_started`, the early reply):
+        its readers see it go on (`turn_resumed`). A turn that a live process is running
+        raises SessionBusy (with `wait`, waits for it, then finds it finished)."""
         found = await self.store.unfinished_turn(turn_id)
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
-        session, number, message = found
-        _belongs_to(session, pipeline)
+        _belongs_to(found.session, pipeline)
         await self.check(pipeline)
-        context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
-        return await self._run(pipeline, session, turn_id, number, message, on_event, context=context, resumed=True)
+        async with self.leases.hold(found.session.id, wait=wait):
+            found = await self.store.unfinished_turn(turn_id)  # its runner may have finished it meanwhile
+            if found is None:
+                raise UserError(f"turn {turn_id} is not an unfinished turn")
+            session, number, message = found
+            context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
+            events, turn = await asyncio.gather(self.store.events(turn_id), self.store.get_turn(turn_id))
+            delivered = Delivered(
+                events=frozenset((e.type, e.agent) for e in events),
+                replies=frozenset(agent for agent, _ in turn.replies) if turn else frozenset(),
+            )
+            return await self._run(
+                pipeline, session, turn_id, number, message, on_event, context=context, delivered=delivered
+            )
+
+    async def resume_unfinished(
+        self,
+        pipeline_of: Callable[[SessionRow], Pipeline | None],
+        *,
+        session_id: str | None = None,
+        on_event: Listener | None = None,
+    ) -> Resumed:
+        """Resume every turn left running (of one session, if given), oldest first, whose
+        session `pipeline_of` gives a pipeline for; a turn a live process is running is left
+        to it. What a command calls at start, so that no crashed turn stays unfinished."""
+        resumed = Resumed()
+        for turn_id in await self.store.running_turns(session_id):
+            found = await self.store.unfinished_turn(turn_id)
+            pipeline = pipeline_of(found.session) if found is not None else None
+            if found is None or pipeline is None:
+                continue
+            try:
+                resumed.results.append(await self.resume(pipeline, turn_id, on_event=on_event))
+            except (SessionBusy, SessionConflict) as exc:
+                resumed.skipped.append(f"turn {turn_id}: {exc}")
+        return resumed
 
     async def _run(
         self,
@@ -121,7 +199,7 @@ class Cantata:
         on_event: Listener | None,
         *,
         context: TurnContext,
-        resumed: bool = False,
+        delivered: Delivered | None = None,
         options: dict[str, Any] | None = None,
     ) -> TurnResult:
         if on_event is not None:
@@ -134,7 +212,8 @@ class Cantata:
                 number=number,
                 message=message,
                 context=context,
-                resumed=resumed,
+                resumed=delivered is not None,
+                delivered=delivered or Delivered(),
                 options=options or {},
             )
             services = Services(pool=self.pool, store=self.store, bus=self.bus)

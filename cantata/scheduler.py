@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from cantata import killpoints
 from cantata.blackboard import Blackboard
 from cantata.context import FunctionContext, Runtime
 from cantata.errors import BackendError, CantataError, OutputInvalid, Skip, StoreError
@@ -35,6 +36,15 @@ UNTIL_TIMEOUT_S = 30.0
 At = dict[str, int]  # where in the turn an event happened: {"iteration": n} inside a loop, else {}
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """What an interrupted turn had stored besides its entries, so that resuming it repeats
+    none of it: its events, by (type, agent), and its replies, by agent."""
+
+    events: frozenset[tuple[str, str | None]] = frozenset()
+    replies: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True, kw_only=True)
 class TurnInput:
     """Which turn runs, and what it starts from: all read from the store before it runs."""
@@ -46,6 +56,7 @@ class TurnInput:
     message: str
     context: TurnContext  # memory, summary and recent turns, read with the turn's start
     resumed: bool = False  # an interrupted turn: agents that already wrote are not rerun
+    delivered: Delivered = Delivered()  # ...and what it published is not published again
     options: dict[str, Any] = field(default_factory=dict)  # reach its functions as ctx.options
 
 
@@ -93,7 +104,11 @@ class TurnRunner:
         self._t0 = time.monotonic()
         if self.turn.resumed:
             await self.board.load()
-        self.emit("turn_started", message_chars=len(self.turn.message), resumed=bool(self.board.outputs))
+        if ("turn_started", None) in self.turn.delivered.events:
+            # Its readers saw it start: they see it go on (an SSE client's Last-Event-ID too).
+            self.emit("turn_resumed", restored=sorted(self.board.entries))
+        else:
+            self.emit("turn_started", message_chars=len(self.turn.message), resumed=bool(self.board.outputs))
         await self._prepare_context()
         self._restore_written()
         await self._run_agents()
@@ -207,9 +222,11 @@ class TurnRunner:
 
     def _finish(self) -> None:
         status = self._status()
-        replies = [(d.agent, d.text) for d in (self.early, self.final) if d is not None]
+        # The early reply was stored when it was delivered (`_deliver`).
+        replies = [(self.final.agent, self.final.text)] if self.final is not None else []
         self.emit("turn_delivered", status=status)
         self._finished = (status, self.services.store.finish_turn(self.turn_id, status, replies))
+        killpoints.reached("finishing")
 
     async def _loop(self, loop: LoopSpec, done: dict[str, asyncio.Future[None]]) -> None:
         """The loop's agents, iteration after iteration, until `until` says stop.
@@ -231,6 +248,7 @@ class TurnRunner:
         iteration = 0
         while iteration < loop.max_iterations and not stopped:
             iteration += 1
+            killpoints.reached("loop_iteration", iteration)
             self.emit("loop_iteration", iteration=iteration, max_iterations=loop.max_iterations)
             view = {**self.results, **carried, **{name: AgentResult(name=name) for name in loop.agents}}
             inner = {name: asyncio.get_running_loop().create_future() for name in loop.agents}
@@ -303,7 +321,7 @@ class TurnRunner:
             generation_s=call.generation_s if call else None,
             largest_prompt=call.largest_prompt if call else None,
         )
-        self._deliver(agent, output)
+        self._deliver(agent, output, result)
 
     def _context(
         self, agent: AgentSpec, inputs: dict[str, Any], missing: list[str], iteration: int = 0
@@ -424,6 +442,8 @@ class TurnRunner:
             self._fail(result, f"could not store the output: {exc}", at)
             return False
         self._writes.append((result, at, write))
+        if killpoints.armed() and isinstance(write, asyncio.Future):
+            write.add_done_callback(partial(_kill_after_write, agent.name))
         return True
 
     async def _committed(self) -> None:
@@ -442,17 +462,27 @@ class TurnRunner:
         result.status, result.output, result.error = status, output, error
         agent = self.pipeline.agents[result.name]
         if status == "ok":
-            self._deliver(agent, output)
+            self._deliver(agent, output, result)
 
-    def _deliver(self, agent: AgentSpec, output: Any) -> None:
+    def _deliver(self, agent: AgentSpec, output: Any, result: AgentResult) -> None:
+        """Publish the early reply and store it in the session's history at once, in the
+        commit of its entry (a crash after it leaves it in the next turn's context); the
+        final reply is stored with the turn's status. What a resumed turn had published
+        or stored already is not again."""
         if agent.deliver is None:
             return
         delivery = Delivery(agent=agent.name, text=reply_text(output), at_s=self.clock())
-        if agent.deliver == "early":
-            self.early = delivery
-            self.emit("early_delivered", agent.name, text=delivery.text)
-        else:
+        if agent.deliver == "final":
             self.final = delivery
+            return
+        self.early = delivery
+        delivered = self.turn.delivered
+        if ("early_delivered", agent.name) not in delivered.events:
+            self.emit("early_delivered", agent.name, text=delivery.text)
+            killpoints.reached("early_delivered")
+        if agent.name not in delivered.replies:
+            stored = self.services.store.add_reply(self.turn_id, agent.name, delivery.text)
+            self._writes.append((result, {}, stored))
 
     def _status(self) -> TurnStatus:
         statuses = [r.status for r in self.results.values()]
@@ -462,6 +492,12 @@ class TurnRunner:
         if "ok" not in statuses:
             return "failed"
         return "ok" if all(s == "ok" for s in statuses) else "degraded"
+
+
+def _kill_after_write(agent: str, write: asyncio.Future[None]) -> None:
+    """The `after_write:AGENT` kill point (killpoints.py): once the entry is committed."""
+    if not write.cancelled() and write.exception() is None:
+        killpoints.reached("after_write", agent)
 
 
 @asynccontextmanager
