@@ -14,8 +14,9 @@ import asyncio
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +26,10 @@ from cantata.errors import BackendUnavailable, CantataError
 from cantata.loader import Pipeline, load_pipeline
 from cantata.spec import pipeline_json_schema
 from cantata.turn import TurnResult
+
+if TYPE_CHECKING:
+    from cantata.runtime import Resumed
+    from cantata.store import SessionRow
 
 # Commands other modules define, as "module:attribute", imported when named (or listed by --help).
 LAZY_COMMANDS = {
@@ -84,6 +89,9 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
         app = Cantata(config)
         try:
             loaded = spec or load_pipeline(await registry.pipeline_path(app.store, app.home, pipeline))
+            if session is not None:  # a turn of it cut by a crash finishes first, and is in this one's context
+                await app.check(loaded)
+                _say_resumed(await app.resume_unfinished(_only(loaded, user), session_id=session), err=True)
             return await app.run_turn(loaded, message, user=user, session_id=session, on_event=show_early), loaded
         finally:
             await app.close()
@@ -115,9 +123,70 @@ def chat(pipeline: str | None, user: str, session: str | None, config_path: Path
         await app.check(spec)
         if session is not None:
             await app.session_for(spec, user=user, session_id=session)  # an unknown session is an error now
+        _say_resumed(await app.resume_unfinished(_only(spec, user), session_id=session))
         await run_chat(app, spec, user=user, session=session)
 
     asyncio.run(go())
+
+
+@cli.command()
+@click.argument("turn", type=click.IntRange(1, 2**63 - 1), required=False)
+@click.option(
+    "--pipeline",
+    "pipelines",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A pipeline file whose sessions' turns may be resumed (repeatable); bundled ones always may.",
+)
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@click.option("--json", "as_json", is_flag=True, help="Print the resumed turns as a JSON list.")
+def resume(turn: int | None, pipelines: tuple[Path, ...], config_path: Path | None, as_json: bool) -> None:
+    """Finish TURN, cut by a crash, or every unfinished turn no live process is running.
+
+    `serve`, `chat` and `run --session` do this at start; agents that had written are not run again."""
+    from cantata.errors import UserError
+    from cantata.runtime import Cantata, Resumed
+
+    known = {p.name: p for p in map(load_pipeline, pipelines)}
+
+    def pipeline_of(session: SessionRow) -> Pipeline | None:
+        if session.pipeline not in known and session.pipeline in bundled_pipelines.bundled():
+            known[session.pipeline] = bundled_pipelines.load(session.pipeline)
+        return known.get(session.pipeline)
+
+    async def go() -> Resumed:
+        app = Cantata(load_config(config_path))
+        try:
+            if turn is None:
+                return await app.resume_unfinished(pipeline_of)
+            found = await app.store.unfinished_turn(turn)
+            if found is None:
+                raise UserError(f"turn {turn} is not an unfinished turn")
+            pipeline = pipeline_of(found.session)
+            if pipeline is None:
+                raise UserError(f"turn {turn} is of pipeline '{found.session.pipeline}': name its file with --pipeline")
+            return Resumed(results=[await app.resume(pipeline, turn)])
+        finally:
+            await app.close()
+
+    resumed = asyncio.run(go())
+    if as_json:
+        click.echo(json.dumps([r.as_json() | {"turn_id": r.turn_id} for r in resumed.results], indent=2))
+    else:
+        click.echo(resumed.summary() or "no unfinished turn to resume")
+    if any(r.status == "failed" for r in resumed.results):
+        sys.exit(1)
+
+
+def _only(pipeline: Pipeline, user: str) -> Callable[[SessionRow], Pipeline | None]:
+    """What a command resumes at start: the turns of its own pipeline and user."""
+    return lambda session: pipeline if session.pipeline == pipeline.name and session.user_id == user else None
+
+
+def _say_resumed(resumed: Resumed, *, err: bool = False) -> None:
+    line = resumed.summary()
+    if line is not None:
+        click.echo(line, err=err)
 
 
 def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home
-from cantata.errors import SessionBusy, SessionConflict, UserError
+from cantata.errors import CantataError, SessionBusy, SessionConflict, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.leases import LeaseKeeper
 from cantata.loader import Pipeline
@@ -174,19 +174,29 @@ class Cantata:
         session_id: str | None = None,
         on_event: Listener | None = None,
     ) -> Resumed:
-        """Resume every turn left running (of one session, if given), oldest first, whose
-        session `pipeline_of` gives a pipeline for; a turn a live process is running is left
-        to it. What a command calls at start, so that no crashed turn stays unfinished."""
-        resumed = Resumed()
+        """Resume every turn left running (of one session, if given) whose session
+        `pipeline_of` gives a pipeline for: sessions at once, each one's turns oldest first.
+        A turn a live process is running is left to it. What a command calls at start, so
+        that no crashed turn stays unfinished."""
+        by_session: dict[str, list[tuple[int, Pipeline]]] = {}
         for turn_id in await self.store.running_turns(session_id):
             found = await self.store.unfinished_turn(turn_id)
             pipeline = pipeline_of(found.session) if found is not None else None
-            if found is None or pipeline is None:
-                continue
-            try:
-                resumed.results.append(await self.resume(pipeline, turn_id, on_event=on_event))
-            except (SessionBusy, SessionConflict) as exc:
-                resumed.skipped.append(f"turn {turn_id}: {exc}")
+            if found is not None and pipeline is not None:
+                by_session.setdefault(found.session.id, []).append((turn_id, pipeline))
+        resumed = Resumed()
+
+        async def one_session(turns: list[tuple[int, Pipeline]]) -> None:
+            for turn_id, pipeline in turns:
+                try:
+                    resumed.results.append(await self.resume(pipeline, turn_id, on_event=on_event))
+                except SessionBusy as exc:
+                    resumed.skipped.append(f"turn {turn_id}: {exc}")
+                    return  # its session is someone else's now: its later turns are too
+                except CantataError as exc:  # e.g. its instance is down: it stays resumable
+                    resumed.skipped.append(f"turn {turn_id}: {exc}")
+
+        await asyncio.gather(*(one_session(turns) for turns in by_session.values()))
         return resumed
 
     async def _run(

@@ -8,11 +8,14 @@ of them by name (`cantata.applications` lists them for `cantata serve`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from math import ceil
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
+import uvicorn
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -22,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
 from cantata.errors import UserError
-from cantata.runtime import Cantata
+from cantata.runtime import Cantata, Resumed
 from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_body, install_error_handlers
@@ -33,6 +36,7 @@ from cantata.server.service import Service
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
+GRACE_S = 30.0  # at SIGTERM, how long running turns may take to finish before they are left resumable
 
 
 class BodyLimit:
@@ -92,7 +96,10 @@ def create_app(
     pipelines: Iterable[Path] = (),
     routers: Iterable[APIRouter] = (),
     max_body: int = MAX_BODY,
+    grace_s: float = GRACE_S,
+    announce: Callable[[str], None] | None = None,
 ) -> FastAPI:
+    """`announce` gets the line saying which unfinished turns were resumed at start."""
     home = home or cantata_home()
     config = config or load_config()
     extra = list(pipelines)
@@ -103,11 +110,14 @@ def create_app(
         check_bind(host, keys)
         runtime = Cantata(config, home=home)
         app.state.auth = Auth(keys, loopback=is_loopback(host))
-        app.state.service = Service(runtime, extra_pipelines=extra)
+        service = app.state.service = Service(runtime, extra_pipelines=extra)
+        service.resuming = asyncio.create_task(service.resume_unfinished())
+        if announce is not None:
+            service.resuming.add_done_callback(lambda task: _announce(task, announce))
         try:
             yield
         finally:
-            await app.state.service.drain()
+            await service.drain(grace_s)
             await runtime.close()
             keys.close()
 
@@ -141,6 +151,15 @@ def create_app(
     return app
 
 
+def _announce(task: asyncio.Task[Resumed], announce: Callable[[str], None]) -> None:
+    if task.cancelled():
+        return
+    error = task.exception()
+    line = f"could not resume the unfinished turns: {error}" if error else task.result().summary()
+    if line is not None:
+        announce(line)
+
+
 def declare_stream_chunks(app: FastAPI) -> None:
     """/openapi.json with the stream's chunk model among its schemas: a streamed chat
     completion refers to it, but no route returns it as JSON, so FastAPI would leave it out."""
@@ -168,10 +187,11 @@ def run_server(
     config_path: Path | None,
     pipelines: Iterable[Path] = (),
     routers: Iterable[APIRouter] = (),
+    grace_s: float = GRACE_S,
 ) -> None:
-    """`cantata serve`: check what can be checked before binding, then run uvicorn."""
-    import uvicorn
-
+    """`cantata serve`: check what can be checked before binding, then run uvicorn. On
+    SIGTERM or Ctrl-C, new turns are refused at once (503), running ones get `grace_s` to
+    finish, and the rest are left for the next start to resume."""
     home = cantata_home()
     config = load_config(config_path)
     keys = asyncio.run(KeyRing.open(home))
@@ -179,8 +199,33 @@ def run_server(
         check_bind(host, keys)
     finally:
         keys.close()
-    app = create_app(config, home=home, host=host, pipelines=pipelines, routers=routers)
+    app = create_app(
+        config,
+        home=home,
+        host=host,
+        pipelines=pipelines,
+        routers=routers,
+        grace_s=grace_s,
+        announce=lambda line: print(line, flush=True),
+    )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
     print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
+    # uvicorn waits this long for open connections (a streamed turn's among them), whole seconds.
+    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=ceil(grace_s))
+    _Server(settings, app).run()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which first tells the service to stop taking turns: uvicorn itself
+    keeps answering the requests on open connections until they close."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self.app = app
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        service: Service | None = getattr(self.app.state, "service", None)  # set by the lifespan
+        if service is not None:
+            service.stop_accepting()
+        super().handle_exit(sig, frame)

@@ -25,12 +25,22 @@ from cantata.server.keys import KeyRing
     type=click.Path(path_type=Path),
     help="Also serve this pipeline file as a model (repeatable); bundled ones always are.",
 )
-def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...]) -> None:
-    """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard."""
+@click.option(
+    "--grace",
+    "grace_s",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.",
+)
+def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...], grace_s: float) -> None:
+    """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard.
+
+    Turns a crash left unfinished are resumed at start (one line says so)."""
     from cantata.applications import routers
     from cantata.server.app import run_server
 
-    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines, routers=routers())
+    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines, routers=routers(), grace_s=grace_s)
 
 
 @click.group("keys")

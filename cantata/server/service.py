@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from cantata import bundled as bundled_pipelines
-from cantata.errors import UserError
+from cantata.errors import SessionBusy, UserError
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
-from cantata.runtime import Cantata
+from cantata.runtime import Cantata, Resumed
 from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
@@ -78,6 +78,20 @@ class Service(Reads):
         self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
         self.metrics = Metrics(runtime.pool, lambda: len(self.running))
         self.started_at = time.time()
+        self.resuming: asyncio.Task[Resumed] | None = None
+        self.stopping_since: float | None = None  # shutting down (monotonic): no new turn starts
+
+    async def resume_unfinished(self) -> Resumed:
+        """At start: finish the turns a crash left running, each as the server runs its own
+        (SSE subscribers of its user see it go on); new turns of their sessions wait."""
+        return await self.runtime.resume_unfinished(
+            lambda session: self.pipelines.get(session.pipeline),
+            on_event=self._own,
+        )
+
+    def _own(self, event: Event) -> None:
+        """A resumed turn's events reach its user's live streams (the filter places them)."""
+        self.owners.setdefault(event.turn_id, event.user_id)
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -92,6 +106,8 @@ class Service(Reads):
         reject_if_busy: bool,
     ) -> TurnHandle:
         """Start a turn and return once it has started (or raise why it could not)."""
+        if self.stopping_since is not None:
+            raise HTTPError(503, "the server is shutting down; retry on its successor", code="shutting_down")
         if session_id is not None:
             session = await self.store.get_session(session_id)
             if session is None or (session.user_id != principal.user):
@@ -118,9 +134,17 @@ class Service(Reads):
         user = handle.principal.user
         if session_id is not None:
             async with self.locks.hold(session_id, reject=reject):
-                result = await self.runtime.run_turn(
-                    handle.pipeline, message, user=user, session_id=session_id, on_event=handle.on_event
-                )
+                try:
+                    result = await self.runtime.run_turn(
+                        handle.pipeline,
+                        message,
+                        user=user,
+                        session_id=session_id,
+                        on_event=handle.on_event,
+                        wait=not reject,
+                    )
+                except SessionBusy as exc:  # another process runs a turn of it (or a resumed one here)
+                    raise HTTPError(409, str(exc), code="session_busy") from exc
         else:
             claimed: list[tuple[str, asyncio.Future[None]]] = []
 
@@ -156,10 +180,27 @@ class Service(Reads):
             if not isinstance(exc, (UserError, HTTPError)):
                 log.error("a turn failed: %s", exc)
 
-    async def drain(self, timeout_s: float = 30.0) -> None:
-        """At shutdown: let running turns finish (and be stored) before the runtime closes."""
-        if self.running:
-            await asyncio.wait(list(self.running), timeout=timeout_s)
+    def stop_accepting(self) -> None:
+        """Shutdown began (SIGTERM): refuse new turns from now on; running ones go on."""
+        if self.stopping_since is None:
+            self.stopping_since = time.monotonic()
+
+    async def drain(self, grace_s: float) -> None:
+        """At shutdown: let running turns finish (and be stored) until `grace_s` after
+        shutdown began, then cancel the rest. A cancelled turn stays `running` in the store,
+        its session's lease given back: the next server resumes it where it stopped."""
+        self.stop_accepting()
+        assert self.stopping_since is not None
+        tasks: list[asyncio.Task[Any]] = [*self.running, *([self.resuming] if self.resuming else [])]
+        if not tasks:
+            return
+        left = max(0.0, self.stopping_since + grace_s - time.monotonic())
+        _, pending = await asyncio.wait(tasks, timeout=left)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+            log.warning("left %d turn(s) unfinished at shutdown; the next start resumes them", len(pending))
 
     # -- what else the routes ask ---------------------------------------------------------
 
