@@ -1,0 +1,145 @@
+"""Durability in one process: a cut turn resumes publishing nothing twice, its early reply is
+history at once, one turn at a time per session across runtimes (leases). The kill tests,
+with real SIGKILLs, are tests/test_kill.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cantata.config import load_config
+from cantata.errors import SessionBusy
+from cantata.events import Event
+from cantata.leases import holder_is_gone
+from cantata.loader import Pipeline, load_pipeline
+from cantata.runtime import Cantata
+from cantata.store import SessionRow
+from tests.helpers.pipelines import WriteFile, scripted_config
+
+TWO_SPEEDS = """
+name: twospeeds
+agents:
+  - name: coach
+    model: fast
+    prompt: Answer at once.
+    deliver: early
+  - name: shadow
+    model: slow
+    prompt: Read the person.
+  - name: synth
+    model: fast
+    prompt: Merge.
+    reads: [coach, shadow]
+    deliver: final
+"""
+
+
+def runtime(write: WriteFile, home: Path, *, slow_s: float) -> Cantata:
+    config = scripted_config(
+        write, fast={"latency_s": 0, "serves": ["fast"]}, slow={"latency_s": slow_s, "serves": ["slow"]}
+    )
+    return Cantata(load_config(config), home=home)
+
+
+async def cut_after_early_reply(app: Cantata, pipeline: Pipeline, message: str, session: str | None = None) -> int:
+    """Run a turn until its early reply is out, then cancel it, as a shutdown past its grace does."""
+    early = asyncio.Event()
+    turn_ids: list[int] = []
+
+    def watch(event: Event) -> None:
+        turn_ids.append(event.turn_id)
+        if event.type == "early_delivered":
+            early.set()
+
+    task = asyncio.create_task(app.run_turn(pipeline, message, session_id=session, on_event=watch))
+    await early.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return turn_ids[0]
+
+
+async def test_a_cut_turn_resumes_publishing_nothing_twice(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", TWO_SPEEDS))
+    first = runtime(write, home, slow_s=60)
+    try:
+        turn_id = await cut_after_early_reply(first, pipeline, "I keep skipping the gym.")
+    finally:
+        await first.close()
+    second = runtime(write, home, slow_s=0)
+    events: list[Event] = []
+    try:
+        resumed = await second.resume_unfinished(lambda s: pipeline, on_event=events.append)
+        stored = await second.store.events(turn_id)
+        turn = await second.store.get_turn(turn_id)
+    finally:
+        await second.close()
+    assert [r.turn_id for r in resumed.results] == [turn_id] and resumed.skipped == []
+    assert resumed.results[0].status == "ok" and resumed.results[0].early is not None
+    kinds = Counter(e.type for e in stored)
+    assert (kinds["turn_started"], kinds["turn_resumed"], kinds["early_delivered"], kinds["turn_delivered"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert [e.type for e in events][0] == "turn_resumed" and events[0].data["restored"] == ["coach"]
+    assert {e.agent for e in events if e.type == "agent_started"} == {"shadow", "synth"}  # coach had written
+    assert turn is not None and [agent for agent, _ in turn.replies] == ["coach", "synth"]
+
+
+async def test_the_early_reply_of_a_cut_turn_is_in_the_next_turns_context(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", TWO_SPEEDS))
+    app = runtime(write, home, slow_s=60)
+    try:
+        turn_id = await cut_after_early_reply(app, pipeline, "I keep skipping the gym.")
+        cut = await app.store.get_turn(turn_id)
+        assert cut is not None and cut.status == "running"
+        early = dict(cut.replies)["coach"]
+        started = await app.store.start_turn(SessionRow(cut.session_id, "local", pipeline.name), "still there?")
+    finally:
+        await app.close()
+    assert [(t.user_message, t.reply) for t in started.context.recent] == [("I keep skipping the gym.", early)]
+
+
+async def test_one_turn_at_a_time_per_session_across_runtimes(write: WriteFile, home: Path) -> None:
+    pipeline = load_pipeline(write("p.yaml", TWO_SPEEDS))
+    first, second = runtime(write, home, slow_s=0.5), runtime(write, home, slow_s=0)
+    try:
+        opened = await first.run_turn(pipeline, "hello")
+        session = opened.session
+        running = asyncio.create_task(first.run_turn(pipeline, "a slow one", session_id=session))
+        while not await first.store.running_turns(session):
+            await asyncio.sleep(0.01)
+        with pytest.raises(SessionBusy, match="another process"):
+            await second.run_turn(pipeline, "refused", session_id=session, wait=False)
+        (turn_id,) = await second.store.running_turns(session)
+        with pytest.raises(SessionBusy):
+            await second.resume(pipeline, turn_id)  # its runner is alive: not a crashed turn
+        waited = await second.run_turn(pipeline, "after it", session_id=session)  # waits for the lease
+        slow = await running
+        turns = await second.store.turns(session)
+    finally:
+        await first.close()
+        await second.close()
+    assert (slow.turn, waited.turn) == (2, 3)
+    assert [t.status for t in turns] == ["ok", "ok", "ok"]
+    # The waiting turn started after the other finished: no turn of the session overlapped.
+    assert turns[1].finished_at is not None and turns[2].started_at >= turns[1].finished_at
+
+
+def test_a_lease_holder_is_gone_only_when_its_process_on_this_host_is() -> None:
+    import socket
+
+    host = socket.gethostname()
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert holder_is_gone(f"{host}/{ended.stdout.strip()}/ab")
+    assert not holder_is_gone(f"{host}/{os.getpid()}/ab")
+    assert not holder_is_gone(f"elsewhere/{ended.stdout.strip()}/ab")  # only its expiry frees it
+    assert not holder_is_gone("garbage")
