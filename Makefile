@@ -54,7 +54,7 @@ test: system-packages $(VENV)/.installed-test
 	$(BIN)/lint-imports
 	@echo ">> The fast suite first, so that a failure shows early; then real models, servers and a browser."
 	$(BIN)/pytest
-	$(BIN)/pytest -m "embedded or server or browser"
+	$(BIN)/pytest -m "embedded or server or browser or kill"
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py

@@ -159,10 +159,7 @@ class Cantata:
             session, number, message = found
             context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
             events, turn = await asyncio.gather(self.store.events(turn_id), self.store.get_turn(turn_id))
-            delivered = Delivered(
-                events=frozenset((e.type, e.agent) for e in events),
-                replies=frozenset(agent for agent, _ in turn.replies) if turn else frozenset(),
-            )
+            delivered = Delivered.of(events, turn.replies if turn else [])
             return await self._run(
                 pipeline, session, turn_id, number, message, on_event, context=context, delivered=delivered
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,10 +39,20 @@ At = dict[str, int]  # where in the turn an event happened: {"iteration": n} ins
 @dataclass(frozen=True)
 class Delivered:
     """What an interrupted turn had stored besides its entries, so that resuming it repeats
-    none of it: its events, by (type, agent), and its replies, by agent."""
+    none of it: its events, by (type, agent, iteration), and its replies, by agent."""
 
-    events: frozenset[tuple[str, str | None]] = frozenset()
+    events: frozenset[tuple[str, str | None, int]] = frozenset()
     replies: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, events: Iterable[Event], replies: Iterable[tuple[str, str]]) -> Delivered:
+        return cls(
+            events=frozenset((e.type, e.agent, e.data.get("iteration", 0)) for e in events),
+            replies=frozenset(agent for agent, _ in replies),
+        )
+
+    def has(self, type: EventType, agent: str | None = None, iteration: int = 0) -> bool:
+        return (type, agent, iteration) in self.events
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,7 +114,7 @@ class TurnRunner:
         self._t0 = time.monotonic()
         if self.turn.resumed:
             await self.board.load()
-        if ("turn_started", None) in self.turn.delivered.events:
+        if self.turn.delivered.has("turn_started"):
             # Its readers saw it start: they see it go on (an SSE client's Last-Event-ID too).
             self.emit("turn_resumed", restored=sorted(self.board.entries))
         else:
@@ -249,7 +259,8 @@ class TurnRunner:
         while iteration < loop.max_iterations and not stopped:
             iteration += 1
             killpoints.reached("loop_iteration", iteration)
-            self.emit("loop_iteration", iteration=iteration, max_iterations=loop.max_iterations)
+            if not self.turn.delivered.has("loop_iteration", iteration=iteration):  # resumed inside it
+                self.emit("loop_iteration", iteration=iteration, max_iterations=loop.max_iterations)
             view = {**self.results, **carried, **{name: AgentResult(name=name) for name in loop.agents}}
             inner = {name: asyncio.get_running_loop().create_future() for name in loop.agents}
             inner_done = {**done, **inner}
@@ -265,7 +276,8 @@ class TurnRunner:
                 self.results[name] = view[name]
             stopped = await self._until(loop, view, iteration)
             carried = {replaced: view[source] for source, replaced in loop.carry.items()}
-        self.emit("loop_finished", iterations=iteration, stopped=stopped)
+        if not self.turn.delivered.has("loop_finished"):
+            self.emit("loop_finished", iterations=iteration, stopped=stopped)
         for name in loop.agents:
             done[name].set_result(None)
         self._finish_if_done(*loop.agents)
@@ -477,7 +489,7 @@ class TurnRunner:
             return
         self.early = delivery
         delivered = self.turn.delivered
-        if ("early_delivered", agent.name) not in delivered.events:
+        if not delivered.has("early_delivered", agent.name):
             self.emit("early_delivered", agent.name, text=delivery.text)
             killpoints.reached("early_delivered")
         if agent.name not in delivered.replies:
