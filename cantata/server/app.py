@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
 from cantata.errors import UserError
-from cantata.runtime import Cantata, Resumed
+from cantata.runtime import Cantata
 from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_body, install_error_handlers
@@ -37,6 +37,7 @@ from cantata.server.service import Service
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
 GRACE_S = 30.0  # at SIGTERM, how long running turns may take to finish before they are left resumable
+SHUTDOWN_MARGIN_S = 5  # for the cut turns' streams to end before uvicorn cancels their connections
 
 
 class BodyLimit:
@@ -97,9 +98,10 @@ def create_app(
     routers: Iterable[APIRouter] = (),
     max_body: int = MAX_BODY,
     grace_s: float = GRACE_S,
-    announce: Callable[[str], None] | None = None,
+    announce: Callable[[str], None] = lambda line: None,
 ) -> FastAPI:
-    """`announce` gets the line saying which unfinished turns were resumed at start."""
+    """`announce` gets the lines an operator should see: the unfinished turns resumed at
+    start, those left at shutdown."""
     home = home or cantata_home()
     config = config or load_config()
     extra = list(pipelines)
@@ -110,14 +112,12 @@ def create_app(
         check_bind(host, keys)
         runtime = Cantata(config, home=home)
         app.state.auth = Auth(keys, loopback=is_loopback(host))
-        service = app.state.service = Service(runtime, extra_pipelines=extra)
-        service.resuming = asyncio.create_task(service.resume_unfinished())
-        if announce is not None:
-            service.resuming.add_done_callback(lambda task: _announce(task, announce))
+        service = app.state.service = Service(runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce)
+        service.resume_unfinished()
         try:
             yield
         finally:
-            await service.drain(grace_s)
+            await service.drain()
             await runtime.close()
             keys.close()
 
@@ -149,15 +149,6 @@ def create_app(
 
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
     return app
-
-
-def _announce(task: asyncio.Task[Resumed], announce: Callable[[str], None]) -> None:
-    if task.cancelled():
-        return
-    error = task.exception()
-    line = f"could not resume the unfinished turns: {error}" if error else task.result().summary()
-    if line is not None:
-        announce(line)
 
 
 def declare_stream_chunks(app: FastAPI) -> None:
@@ -211,8 +202,11 @@ def run_server(
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)
     print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
-    # uvicorn waits this long for open connections (a streamed turn's among them), whole seconds.
-    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=ceil(grace_s))
+    # uvicorn waits this long for open connections, then cancels them: longer than the grace,
+    # after which the service cuts its turns and their streams end in order (no traceback).
+    settings = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=ceil(grace_s) + SHUTDOWN_MARGIN_S
+    )
     _Server(settings, app).run()
 
 

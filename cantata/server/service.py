@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,8 +63,20 @@ class TurnHandle:
         raise HTTPError(500, "the turn ended before it started")
 
 
+STOPPED = "the server stopped before the turn finished; it finishes when the server starts again"
+
+
 class Service(Reads):
-    def __init__(self, runtime: Cantata, *, extra_pipelines: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        runtime: Cantata,
+        *,
+        extra_pipelines: Iterable[Path] = (),
+        grace_s: float = 30.0,
+        announce: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        """`grace_s`: at shutdown, how long running turns may take to finish; `announce`
+        gets the lines an operator should see (turns resumed at start, left at shutdown)."""
         pipelines: dict[str, Pipeline] = {}
         for name, path in bundled_pipelines.bundled().items():
             pipelines[name] = load_pipeline(path)
@@ -78,16 +90,28 @@ class Service(Reads):
         self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
         self.metrics = Metrics(runtime.pool, lambda: len(self.running))
         self.started_at = time.time()
+        self.grace_s = grace_s
+        self.announce = announce
         self.resuming: asyncio.Task[Resumed] | None = None
-        self.stopping_since: float | None = None  # shutting down (monotonic): no new turn starts
+        self.stopping = False  # shutting down: no new turn starts
+        self._cut: asyncio.TimerHandle | None = None
 
-    async def resume_unfinished(self) -> Resumed:
-        """At start: finish the turns a crash left running, each as the server runs its own
-        (SSE subscribers of its user see it go on); new turns of their sessions wait."""
-        return await self.runtime.resume_unfinished(
-            lambda session: self.pipelines.get(session.pipeline),
-            on_event=self._own,
+    def resume_unfinished(self) -> None:
+        """At start, in the background: finish the turns a crash left running, each as the
+        server runs its own (SSE subscribers of its user see it go on); new turns of their
+        sessions wait for them. One line says what was resumed, once it is."""
+        self.resuming = asyncio.create_task(
+            self.runtime.resume_unfinished(lambda session: self.pipelines.get(session.pipeline), on_event=self._own)
         )
+        self.resuming.add_done_callback(self._resumed)
+
+    def _resumed(self, task: asyncio.Task[Resumed]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        line = f"could not resume the unfinished turns: {error}" if error else task.result().summary()
+        if line is not None:
+            self.announce(line)
 
     def _own(self, event: Event) -> None:
         """A resumed turn's events reach its user's live streams (the filter places them)."""
@@ -106,7 +130,7 @@ class Service(Reads):
         reject_if_busy: bool,
     ) -> TurnHandle:
         """Start a turn and return once it has started (or raise why it could not)."""
-        if self.stopping_since is not None:
+        if self.stopping:
             raise HTTPError(503, "the server is shutting down; retry on its successor", code="shutting_down")
         if session_id is not None:
             session = await self.store.get_session(session_id)
@@ -167,7 +191,12 @@ class Service(Reads):
     async def wait(self, handle: TurnHandle) -> TurnResult:
         """The turn's result; the turn goes on if the caller is cancelled (a client left)."""
         assert handle.task is not None
-        return await asyncio.shield(handle.task)
+        try:
+            return await asyncio.shield(handle.task)
+        except asyncio.CancelledError:
+            if handle.task.cancelled():  # cut at shutdown, not the caller leaving
+                raise HTTPError(503, STOPPED, code="shutting_down") from None
+            raise
 
     def _finished(self, task: asyncio.Task[TurnResult]) -> None:
         self.running.discard(task)
@@ -181,26 +210,31 @@ class Service(Reads):
                 log.error("a turn failed: %s", exc)
 
     def stop_accepting(self) -> None:
-        """Shutdown began (SIGTERM): refuse new turns from now on; running ones go on."""
-        if self.stopping_since is None:
-            self.stopping_since = time.monotonic()
+        """Shutdown began (SIGTERM): refuse new turns from now on; running ones have the
+        grace to finish, then are cut (`_cut_turns`), so that their streams end in order
+        before the HTTP server gives up on open connections."""
+        if not self.stopping:
+            self.stopping = True
+            self._cut = asyncio.get_running_loop().call_later(self.grace_s, self._cut_turns)
 
-    async def drain(self, grace_s: float) -> None:
-        """At shutdown: let running turns finish (and be stored) until `grace_s` after
-        shutdown began, then cancel the rest. A cancelled turn stays `running` in the store,
-        its session's lease given back: the next server resumes it where it stopped."""
-        self.stop_accepting()
-        assert self.stopping_since is not None
+    def _cut_turns(self) -> None:
+        """Cancel the turns still running. A cancelled turn stays `running` in the store,
+        its session's lease given back: the next start resumes it where it stopped."""
         tasks: list[asyncio.Task[Any]] = [*self.running, *([self.resuming] if self.resuming else [])]
-        if not tasks:
-            return
-        left = max(0.0, self.stopping_since + grace_s - time.monotonic())
-        _, pending = await asyncio.wait(tasks, timeout=left)
+        pending = [task for task in tasks if not task.done()]
         for task in pending:
             task.cancel()
         if pending:
-            await asyncio.wait(pending)
-            log.warning("left %d turn(s) unfinished at shutdown; the next start resumes them", len(pending))
+            self.announce(f"left {len(pending)} turn(s) unfinished at shutdown; the next start resumes them")
+
+    async def drain(self) -> None:
+        """At shutdown: wait for the running turns, finished or cut at the grace."""
+        self.stop_accepting()
+        tasks: list[asyncio.Task[Any]] = [*self.running, *([self.resuming] if self.resuming else [])]
+        if tasks:
+            await asyncio.wait(tasks)
+        if self._cut is not None:
+            self._cut.cancel()
 
     # -- what else the routes ask ---------------------------------------------------------
 

@@ -32,7 +32,7 @@ from cantata.server.protocol import (
     TurnStartInfo,
     Usage,
 )
-from cantata.server.service import TurnHandle
+from cantata.server.service import STOPPED, TurnHandle
 from cantata.turn import TurnResult
 
 SEPARATOR = "\n\n"  # between the early and the merged reply, for clients that show one text
@@ -186,10 +186,13 @@ class ChatStream:
         assert self.handle.task is not None
         result: TurnResult | None = None
         error: str | None = None
-        try:
-            result = self.handle.task.result()
-        except Exception as exc:  # the turn broke after it started: say so in a valid chunk
-            error = str(exc) or type(exc).__name__
+        if self.handle.task.cancelled():  # cut at shutdown: it resumes at the next start
+            error = STOPPED
+        else:
+            try:
+                result = self.handle.task.result()
+            except Exception as exc:  # the turn broke after it started: say so in a valid chunk
+                error = str(exc) or type(exc).__name__
         for piece in self.ending(result, error):
             yield piece
         yield "data: [DONE]\n\n"
