@@ -21,6 +21,7 @@ from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.store import SessionRow
 from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.server_app import chat_body, client, make_app, running
 
 TWO_SPEEDS = """
 name: twospeeds
@@ -143,3 +144,69 @@ def test_a_lease_holder_is_gone_only_when_its_process_on_this_host_is() -> None:
     assert not holder_is_gone(f"{host}/{os.getpid()}/ab")
     assert not holder_is_gone(f"elsewhere/{ended.stdout.strip()}/ab")  # only its expiry frees it
     assert not holder_is_gone("garbage")
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+def stuck_pipeline(write: WriteFile) -> Path:
+    return write("twospeeds.yaml", TWO_SPEEDS)
+
+
+async def test_a_stopping_server_refuses_turns_then_cuts_the_running_ones_and_the_next_resumes_them(
+    write: WriteFile, home: Path
+) -> None:
+    path = stuck_pipeline(write)
+    stuck = scripted_config(
+        write, fast={"latency_s": 0, "serves": ["fast"]}, slow={"latency_s": 3600, "serves": ["slow"]}
+    )
+    lines: list[str] = []
+    app = make_app(stuck, home, pipelines=[path], grace_s=0.2, announce=lines.append)
+    async with running(app), client(app) as http:
+        cut = asyncio.create_task(http.post("/v1/chat/completions", json=chat_body("hello", model="twospeeds")))
+        while not await app.state.service.store.running_turns():
+            await asyncio.sleep(0.01)
+        app.state.service.stop_accepting()  # what SIGTERM does first
+        refused = await http.post("/v1/chat/completions", json=chat_body("and now?", model="twospeeds"))
+        reply = await cut
+    assert refused.status_code == 503 and refused.json()["error"]["code"] == "shutting_down"
+    assert reply.status_code == 503 and "finishes when the server starts again" in reply.json()["error"]["message"]
+    assert lines == ["left 1 turn(s) unfinished at shutdown; the next start resumes them"]
+
+    fast = scripted_config(write, fast={"latency_s": 0, "serves": ["*"]})
+    app = make_app(fast, home, pipelines=[path], announce=lines.append)
+    async with running(app):
+        await app.state.service.resuming
+        (turn,) = await app.state.service.store.turns((await app.state.service.store.sessions("local"))[0].id)
+    assert turn.status == "ok" and lines[-1] == f"resumed 1 unfinished turn(s): {turn.id} (ok)"
+
+
+async def test_a_session_busy_in_another_process_waits_or_is_a_409(write: WriteFile, home: Path) -> None:
+    path = stuck_pipeline(write)
+    config = scripted_config(write, fast={"latency_s": 0, "serves": ["*"]})
+    app = make_app(config, home, pipelines=[path])
+    elsewhere = Cantata(load_config(config), home=home)  # as another process would hold it
+    async with running(app), client(app) as http:
+        first = await http.post("/v1/chat/completions", json=chat_body("hello", model="twospeeds"))
+        session = first.headers["X-Cantata-Session"]
+        headers = {"X-Cantata-Session": session, "X-Cantata-Busy": "reject"}
+        try:
+            async with elsewhere.leases.hold(session, wait=False):
+                busy = await http.post(
+                    "/v1/chat/completions", json=chat_body("now", model="twospeeds"), headers=headers
+                )
+                waiting = asyncio.create_task(
+                    http.post(
+                        "/v1/chat/completions",
+                        json=chat_body("later", model="twospeeds"),
+                        headers={"X-Cantata-Session": session},
+                    )
+                )
+                await asyncio.sleep(0.3)
+                assert not waiting.done()
+            waited = await waiting
+        finally:
+            await elsewhere.close()
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "session_busy"
+    assert "another process" in busy.json()["error"]["message"]
+    assert waited.status_code == 200 and waited.json()["cantata"]["turn"] == 2
