@@ -210,3 +210,36 @@ async def test_a_session_busy_in_another_process_waits_or_is_a_409(write: WriteF
     assert busy.status_code == 409 and busy.json()["error"]["code"] == "session_busy"
     assert "another process" in busy.json()["error"]["message"]
     assert waited.status_code == 200 and waited.json()["cantata"]["turn"] == 2
+
+
+# -- a database that refuses writes ------------------------------------------------------------
+
+
+def as_unprivileged(command: list[str]) -> list[str]:
+    """Root writes a read-only file anyway: in a user namespace of its own it does not."""
+    return ["unshare", "--user", *command] if os.geteuid() == 0 else command
+
+
+@pytest.mark.parametrize("read_only", ["file", "file and folder"])
+def test_a_read_only_database_is_one_clear_line_and_nothing_written(
+    write: WriteFile, home: Path, read_only: str
+) -> None:
+    config = scripted_config(write, fast={"latency_s": 0})
+    run = [sys.executable, "-m", "cantata", "run", "example", "--config", str(config), "-m"]
+    first = subprocess.run([*run, "hello"], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    database = home / "cantata.db"
+    before = database.read_bytes()
+    database.chmod(0o444)
+    if read_only == "file and folder":
+        home.chmod(0o555)
+    try:
+        refused = subprocess.run(as_unprivileged([*run, "again"]), capture_output=True, text=True)
+    finally:
+        home.chmod(0o755)
+        database.chmod(0o644)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith("error: ") and "read-only: check the permissions of CANTATA_HOME" in line
+    assert database.read_bytes() == before
+    assert not (home / "cantata.db-wal").exists() or (home / "cantata.db-wal").stat().st_size == 0

@@ -48,7 +48,8 @@ class Committer(Generic[C, R]):
     `transaction(conn)` is a context manager that commits, or rolls back on an error;
     `store_events(conn, rows)` inserts buffered events inside a transaction and returns
     the sequence number before theirs (they are numbered after it, in order); `close`
-    closes the connection. `name` says which database in error messages.
+    closes the connection. `name` says which database in error messages, `explain` how
+    the driver's errors read in them (with what to do about a read-only or full disk).
     """
 
     def __init__(
@@ -60,8 +61,10 @@ class Committer(Generic[C, R]):
         transaction: Callable[[C], AbstractContextManager[object]],
         store_events: Callable[[C, list[R]], int],
         flush_after_s: float = FLUSH_AFTER_S,
+        explain: Callable[[BaseException], str] = str,
     ) -> None:
         self._name = name
+        self._explain = explain
         self._transaction = transaction
         self._store_events = store_events
         self._close_connection = close
@@ -86,7 +89,7 @@ class Committer(Generic[C, R]):
         except StoreError as exc:
             self._connection_or_error = exc
         except Exception as exc:
-            self._connection_or_error = _store_error(f"cannot open the database {self._name}", exc)
+            self._connection_or_error = self._store_error(f"cannot open the database {self._name}", exc)
 
     def _connection(self) -> C:
         """The open connection (on the worker thread), or the StoreError that explains why not."""
@@ -205,7 +208,7 @@ class Committer(Generic[C, R]):
             if ok:
                 settle(future, result=value)
             else:
-                settle(future, error=_store_error(f"write to {self._name} failed", value))
+                settle(future, error=self._store_error(f"write to {self._name} failed", value))
         if base is None:
             # Not committed: keep them, in order, for the next write (or close).
             self._pending[:0] = pending
@@ -219,6 +222,13 @@ class Committer(Generic[C, R]):
             self._schedule_flush()
         elif self._pending and base is not None:
             self._arm_flush_timer()
+
+    def _store_error(self, what: str, exc: BaseException) -> StoreError:
+        if isinstance(exc, StoreError):
+            return exc
+        error = StoreError(f"{what}: {self._explain(exc)}")
+        error.__cause__ = exc
+        return error
 
     def _arm_flush_timer(self) -> None:
         if self._flush_timer is None:
@@ -286,11 +296,3 @@ class _Worker:
 
 def _nothing(db: object) -> None:
     """A write that writes nothing: awaiting it waits for every write queued before it."""
-
-
-def _store_error(what: str, exc: BaseException) -> StoreError:
-    if isinstance(exc, StoreError):
-        return exc
-    error = StoreError(f"{what}: {exc}")
-    error.__cause__ = exc
-    return error

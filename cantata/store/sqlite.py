@@ -40,7 +40,7 @@ from cantata.store.rows import (
     TurnRow,
     UnfinishedTurn,
 )
-from cantata.store.sqlite_db import connect, transaction
+from cantata.store.sqlite_db import connect, explain, transaction
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
@@ -57,6 +57,7 @@ class SqliteStore:
             close=sqlite3.Connection.close,
             transaction=transaction,
             store_events=queries.insert_events,
+            explain=explain,
         )
 
     def _open(self) -> sqlite3.Connection:
@@ -446,4 +447,4 @@ def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.C
     try:
         return fn(db)
     except sqlite3.Error as exc:
-        raise StoreError(f"reading {where} failed: {exc}") from exc
+        raise StoreError(f"reading {where} failed: {explain(exc)}") from exc

@@ -1,8 +1,13 @@
 """A SQLite connection as the store uses it: how it is opened, and its write transaction.
 
-WAL with synchronous=NORMAL: durable against a crash of Cantata, fast enough to commit on
-every blackboard write. `busy_timeout` lets a second process (`cantata run` beside a
-server) wait for the write lock instead of failing.
+WAL with synchronous=NORMAL: a commit is durable against a crash of Cantata (SIGKILL, an
+out-of-memory kill: the kill tests prove it), and fast enough to commit on every blackboard
+write. On a power loss or an OS crash, NORMAL may lose the last commits, never corrupt the
+file; FULL would keep them at an fsync per commit. Those commits are the last agents'
+outputs of turns in flight: a turn resumed after such a loss reruns those agents. That is
+the trade, and the README states it. `busy_timeout` lets a second process (`cantata run`
+beside a server) wait for the write lock instead of failing; writes take it at BEGIN
+IMMEDIATE, so two writers never deadlock upgrading a read.
 """
 
 from __future__ import annotations
@@ -42,6 +47,19 @@ def _set_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def explain(exc: BaseException) -> str:
+    """SQLite's message, with what to do when the fix is the operator's: a read-only file or
+    folder, a full disk. (The transaction was rolled back: nothing of it is written.)"""
+    text = str(exc)
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary == sqlite3.SQLITE_READONLY or "readonly database" in text:
+        return f"{text} (the database file or its folder is read-only: check the permissions of CANTATA_HOME)"
+    if primary == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return f"{text} (the disk is full: free space, then retry)"
+    return text
 
 
 class transaction:
