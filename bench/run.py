@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import coaching  # noqa: E402
 import coaching_quality  # noqa: E402
+import durability  # noqa: E402
 import factory  # noqa: E402
 import faults  # noqa: E402
 import overhead  # noqa: E402
@@ -27,5 +28,7 @@ if __name__ == "__main__":
     server_http.main()
     print()
     faults.main()
+    print()
+    durability.main()
     print()
     factory.main()

@@ -58,6 +58,7 @@ class Report:
 
 class KillRun:
     def __init__(self, folder: Path, *, latency_s: float = 0.02) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
         self.home = folder / "home"
         self.db = self.home / "cantata.db"
         self.config = folder / "instances.yaml"
