@@ -5,6 +5,7 @@ with real SIGKILLs, are tests/test_kill.py."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -243,3 +244,38 @@ def test_a_read_only_database_is_one_clear_line_and_nothing_written(
     assert line.startswith("error: ") and "read-only: check the permissions of CANTATA_HOME" in line
     assert database.read_bytes() == before
     assert not (home / "cantata.db-wal").exists() or (home / "cantata.db-wal").stat().st_size == 0
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def cantata(*args: str, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CANTATA_TEST_KILL_AT"}
+    if kill_at is not None:
+        env["CANTATA_TEST_KILL_AT"] = kill_at
+    return subprocess.run([sys.executable, "-m", "cantata", *args], capture_output=True, text=True, env=env)
+
+
+async def test_run_session_resumes_its_cut_turn_first_and_resume_does_it_by_hand(write: WriteFile, home: Path) -> None:
+    # A latency, so that quick's entry is committed before the rest of the turn (with none, a
+    # turn's entries and its finish share one commit).
+    config = str(scripted_config(write, fast={"latency_s": 0.05}))
+    killed = cantata("run", "example", "-m", "hello", "--config", config, kill_at="after_write:quick")
+    assert killed.returncode == -9
+    app = Cantata(load_config(Path(config)), home=home)
+    try:
+        (session,) = await app.store.sessions("local")
+    finally:
+        await app.close()
+    again = cantata("run", "example", "-m", "and now?", "--session", session.id, "--config", config, "--json")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.strip() == "resumed 1 unfinished turn(s): 1 (ok)"  # stdout stays one JSON object
+    assert json.loads(again.stdout)["turn"] == 2
+
+    cut = cantata("run", "example", "-m", "once more", "--session", session.id, "--config", config, kill_at="finishing")
+    assert cut.returncode == -9
+    by_hand = cantata("resume", "3", "--config", config)
+    assert (by_hand.returncode, by_hand.stdout.strip()) == (0, "resumed 1 unfinished turn(s): 3 (ok)")
+    assert cantata("resume", "--config", config).stdout.strip() == "no unfinished turn to resume"
+    missing = cantata("resume", "3", "--config", config)
+    assert missing.returncode == 2 and missing.stderr.strip() == "error: turn 3 is not an unfinished turn"
