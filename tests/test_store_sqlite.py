@@ -227,3 +227,24 @@ async def test_an_export_reads_one_snapshot_while_another_process_adds_a_turn(tm
     assert len((await store.export_user("ana"))["sessions"][0]["turns"]) == 2  # the next export sees it
     other.close()
     await store.close()
+
+
+async def test_a_full_disk_is_a_store_error_saying_so_and_nothing_half_written(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "cantata.db")
+    try:
+        session = store.new_session("ana", "p")
+        turn_id = (await store.start_turn(session, "hello", new_session=True)).id
+        # SQLite's own way to make the file full: no page beyond those it has.
+        await store.commit(
+            lambda db: db.execute("PRAGMA max_page_count = " + str(db.execute("PRAGMA page_count").fetchone()[0]))
+        )
+        big = "x" * 200_000
+        with pytest.raises(StoreError, match=r"database or disk is full \(the disk is full: free space, then retry\)"):
+            await store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=big, error=None)
+        with pytest.raises(StoreError, match="the disk is full"):
+            await store.start_turn(session, big)
+        assert await store.entries(turn_id) == {}
+        assert [t.id for t in await store.turns(session.id)] == [turn_id]  # the refused turn left nothing
+        assert await store.running_turns() == [turn_id]
+    finally:
+        await store.close()

@@ -76,10 +76,16 @@ class transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is not None:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             return
         try:
             self.db.execute("COMMIT")
         except sqlite3.Error:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
+
+    def _rollback(self) -> None:
+        # After some errors (a full disk, I/O) SQLite has already rolled the transaction
+        # back: a ROLLBACK then fails and would hide the error that says what happened.
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
