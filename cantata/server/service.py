@@ -215,7 +215,12 @@ class Service(Reads):
         before the HTTP server gives up on open connections."""
         if not self.stopping:
             self.stopping = True
-            self._cut = asyncio.get_running_loop().call_later(self.grace_s, self._cut_turns)
+            # Called from a signal handler too, which may interrupt the loop mid-step: only
+            # the thread-safe call may touch it from there.
+            asyncio.get_running_loop().call_soon_threadsafe(self._arm_cut)
+
+    def _arm_cut(self) -> None:
+        self._cut = asyncio.get_running_loop().call_later(self.grace_s, self._cut_turns)
 
     def _cut_turns(self) -> None:
         """Cancel the turns still running. A cancelled turn stays `running` in the store,
