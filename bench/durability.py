@@ -13,26 +13,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository, for tests.helpers
 
-from tests.helpers.kills import KillRun  # noqa: E402
-from tests.test_kill import BOUNDARIES, RANDOM_KILLS  # noqa: E402
+from tests.helpers.kills import BOUNDARIES, RANDOM_KILLS, kill_at_boundaries, kill_at_random  # noqa: E402
 
 
 def main(seed: int | None = None) -> None:
     seed = random.randrange(2**32) if seed is None else seed
-    delays = random.Random(seed)
     print(f"Kill and resume (cantata chat on scripted instances, seed {seed})")
     with tempfile.TemporaryDirectory() as folder:
-        run = KillRun(Path(folder) / "random", latency_s=0.05)
-        while run.kills < RANDOM_KILLS:
-            run.round(messages=3, kill_after_s=delays.uniform(0.0, 0.6))
-        run.round(messages=0)
-        print(f"  {RANDOM_KILLS} random points:  {run.check().line()}")
-        steps = KillRun(Path(folder) / "steps")
-        steps.round(messages=2)
-        for point in BOUNDARIES:
-            steps.round(messages=2, kill_at=point)
-            steps.round(messages=0)
-        print(f"  {len(BOUNDARIES)} step boundaries: {steps.check().line()}")
+        print(f"  {RANDOM_KILLS} random points:  {kill_at_random(Path(folder) / 'random', seed).line()}")
+        print(f"  {len(BOUNDARIES)} step boundaries: {kill_at_boundaries(Path(folder) / 'steps').line()}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -21,6 +22,20 @@ from pathlib import Path
 
 PIPELINE = Path(__file__).parent.parent / "data" / "durable" / "pipeline.yaml"
 KILL_ENV = "CANTATA_TEST_KILL_AT"
+# In the order a turn reaches them; compaction last, once the session has grown.
+BOUNDARIES = [
+    "after_message",
+    "after_write:coach",
+    "early_delivered",
+    "after_write:shadow",
+    "after_write:check",
+    "loop_iteration:2",
+    "after_write:fix",
+    "after_write:synth",
+    "finishing",
+    "compaction",
+]
+RANDOM_KILLS = 20
 ROUND_S = 120.0  # a round that takes longer has hung: the test fails, it does not wait for ever
 
 # Each turn once: a user message, the early reply, the merged reply.
@@ -172,3 +187,27 @@ class KillRun:
 
     def _read(self) -> closing[sqlite3.Connection]:
         return closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True))
+
+
+def kill_at_boundaries(folder: Path) -> Report:
+    """A kill at each of BOUNDARIES, each of a new turn (a clean restart resumes the cut one
+    between them), then the whole store checked."""
+    run = KillRun(folder)
+    run.round(messages=2)
+    for point in BOUNDARIES:
+        assert run.round(messages=2, kill_at=point), f"the chat never reached the kill point {point}"
+        run.round(messages=0)
+    return run.check()
+
+
+def kill_at_random(folder: Path, seed: int) -> Report:
+    """RANDOM_KILLS kills at delays drawn from `seed`, each restart resuming what the last cut
+    (sometimes itself cut again), then the whole store checked."""
+    delays = random.Random(seed)
+    run = KillRun(folder, latency_s=0.05)  # a turn of about 0.2 s: three of them span the delays
+    rounds = 0
+    while run.kills < RANDOM_KILLS and rounds < 3 * RANDOM_KILLS:
+        rounds += 1
+        run.round(messages=3, kill_after_s=delays.uniform(0.0, 0.6))
+    run.round(messages=0)
+    return run.check()
