@@ -102,6 +102,25 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
             assert (await admin.get("/metrics")).status_code == 200
 
 
+async def test_a_users_key_sees_only_its_own_figures_of_the_instances(config: Path, home: Path) -> None:
+    ann_key, bob_key = await new_key(home, "ann"), await new_key(home, "bob")
+    admin_key = await new_key(home, "root", admin=True)
+    async with running(make_app(config, home)) as app:
+        async with client(app, ann_key) as ann, client(app, bob_key) as bob, client(app, admin_key) as admin:
+            await ann.post("/v1/chat/completions", json=chat_body("ann's one turn"))
+            for _ in range(2):
+                await bob.post("/v1/chat/completions", json=chat_body("bob again"))
+            seen = {
+                who: {i["name"]: i for i in (await c.get("/api/instances?check=true")).json()}
+                for who, c in (("ann", ann), ("bob", bob), ("admin", admin))
+            }
+    per_turn = seen["ann"]["fast"]["live"]["finished"]
+    assert per_turn > 0  # the example pipeline's model agents on `fast`, once per turn
+    assert seen["bob"]["fast"]["live"]["finished"] == 2 * per_turn
+    assert seen["admin"]["fast"]["live"]["finished"] == 3 * per_turn
+    assert all(seen[who]["fast"]["queued_now"] == seen[who]["fast"]["running_now"] == 0 for who in seen)
+
+
 async def test_turn_blackboard_session_and_memory(config: Path, home: Path) -> None:
     async with running(make_app(config, home)) as app, client(app) as c:
         body = (await c.post("/v1/chat/completions", json=chat_body("I skip the gym", model="coaching"))).json()

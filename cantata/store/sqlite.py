@@ -329,14 +329,15 @@ class SqliteStore:
             params.append(turn_id)
         return await self._read(lambda db: queries.event_rows(db, " AND ".join(where), tuple(params), limit))
 
-    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
+    async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:
         await self._committer.flush()
 
         def read(db: sqlite3.Connection) -> list[InstanceEvent]:
             rows = db.execute(
                 "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
-                " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
-                (since_wall,),
+                " JOIN sessions s ON s.id = t.session_id"
+                " WHERE e.wall >= ? AND e.agent IS NOT NULL AND (? IS NULL OR s.user_id = ?) ORDER BY e.id",
+                (since_wall, user_id, user_id),
             ).fetchall()
             return [
                 InstanceEvent(turn_id, kind, agent, json.loads(data), status)

@@ -66,8 +66,9 @@ async def blackboard(service: ServiceDep, turn_id: int, caller: Caller) -> Black
 async def instances(service: ServiceDep, caller: Caller, check: bool = False) -> list[InstanceInfo]:
     """Config, queue now and live figures of each instance; with `check=true`, health too
     (an instance this server has not used yet is not loaded just to be checked) and the
-    server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them."""
-    return await service.instances(check=check)
+    server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them.
+    A non-admin key sees only its user's calls in the figures, and no server metrics."""
+    return await service.instances(caller, check=check)
 
 
 @router.get("/memory", response_model=Memory)
