@@ -4,16 +4,14 @@ here and answered with a one-line 500."""
 
 from __future__ import annotations
 
-import logging
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from cantata.errors import CantataError
+from cantata.errors import CantataError, get_logger
 
-log = logging.getLogger("cantata.server")
+log = get_logger("cantata.server")
 
 # OpenAI's error types, by status.
 _TYPES = {
