@@ -429,6 +429,10 @@ class SqliteStore:
             return int(count)
 
         deleted: int = await self.commit(write)
+        # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
+        # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
+        # reader of another process holding an older snapshot can delay that until it is done.
+        await self._read(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
         return deleted
 
     # -- schema and lifetime --------------------------------------------------------------
