@@ -11,6 +11,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cantata.planner.plan import Plan
 
+# -- errors ------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    message: str = Field(description="What is wrong and where, in one line.")
+    type: str = Field(description="OpenAI's error type for the status, e.g. not_found_error.")
+    code: str | None = Field(None, description="A stable code, e.g. model_not_found, or the error's class.")
+
+
+class ErrorResponse(BaseModel):
+    """Every error the server answers, whatever the status: OpenAI's shape."""
+
+    error: ErrorDetail
+
+
 # -- OpenAI: models -----------------------------------------------------------------------
 
 
