@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from math import ceil
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
