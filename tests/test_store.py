@@ -14,7 +14,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import InstanceEvent, SessionRow, Store, TurnContext, TurnRef
+from cantata.store import Forgotten, InstanceEvent, SessionRow, Store, TurnContext, TurnRef
 from tests.helpers.stores import StoreFactory
 
 
@@ -514,6 +514,29 @@ async def test_agent_versions_are_numbered_and_one_is_active(store: Store) -> No
 # -- UserData ------------------------------------------------------------------------------
 
 
+async def test_forgetting_a_user_removes_the_agent_versions_built_from_their_turns(store: Store) -> None:
+    _, ana_turn = await new_turn(store, "ana")
+    ana_second = (await store.start_turn(store.new_session("ana", "p"), "again", new_session=True)).id
+    _, ben_turn = await new_turn(store, "ben")
+    for name, turn in [("mixed", ben_turn), ("mixed", ana_turn), ("mixed", None), ("anas", ana_turn),
+                       ("anas", ana_second), ("bens", ben_turn)]:  # fmt: skip
+        await store.add_agent_version(name, forced=False, sandboxed=True, task_turn=turn, summary={})
+    await store.activate_agent("mixed", 2)  # ana's version is the active one
+    forgotten = await store.forget_user("ana")
+    assert (forgotten.sessions, forgotten.turns) == (2, (ana_turn, ana_second))
+    assert forgotten.agent_versions == (("anas", 1), ("anas", 2), ("mixed", 2)) and forgotten.agents == ("anas",)
+    left = await store.agent_versions()
+    # The newest remaining version of "mixed" took over; ben's versions are untouched.
+    assert [(v.name, v.version, v.active, v.task_turn) for v in left] == [
+        ("bens", 1, True, ben_turn), ("mixed", 1, False, ben_turn), ("mixed", 3, True, None)
+    ]  # fmt: skip
+    # An agent's numbers are never reused (a removed version's folder is never a new one's);
+    # an agent removed whole starts again at 1, its folder gone with it.
+    assert await store.add_agent_version("mixed", forced=False, sandboxed=True, task_turn=None, summary={}) == 4
+    assert await store.add_agent_version("anas", forced=False, sandboxed=True, task_turn=None, summary={}) == 1
+    assert (await store.forget_user("ana")) == Forgotten(0, (), (), ())
+
+
 async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     for user in ("ana", "ben"):
         session = store.new_session(user, "coaching")
@@ -528,7 +551,7 @@ async def test_export_and_forget_touch_one_user_only(store: Store) -> None:
     assert [m["content"] for m in exported["sessions"][0]["turns"][0]["messages"]] == ["ana says hi", "hello ana"]
     assert exported["sessions"][0]["turns"][0]["blackboard"]["persona"]["output"] == {"of": "ana"}
     assert "ben" not in str(exported)
-    assert await store.forget_user("ana") == 1
+    assert (await store.forget_user("ana")).sessions == 1
     assert await store.export_user("ana") == {"user": "ana", "sessions": []}
     assert await store.sessions("ana") == []
     assert await store.latest_outputs("ana", ["persona"], 10**9) == {}

@@ -8,6 +8,7 @@ from cantata.store.base import Store
 from cantata.store.rows import (
     AgentVersion,
     EntryRow,
+    Forgotten,
     InstanceEvent,
     PastTurn,
     SessionInfo,
@@ -30,6 +31,7 @@ def open_store(home: Path) -> Store:
 __all__ = [
     "AgentVersion",
     "EntryRow",
+    "Forgotten",
     "InstanceEvent",
     "PastTurn",
     "SessionInfo",

@@ -20,6 +20,7 @@ from cantata.events import Event
 from cantata.store.rows import (
     AgentVersion,
     EntryRow,
+    Forgotten,
     InstanceEvent,
     PastTurn,
     SessionInfo,
@@ -240,6 +241,9 @@ class UserData(Protocol):
         """Everything stored about one user, as one JSON document."""
         ...
 
-    async def forget_user(self, user_id: str) -> int:
-        """Delete the user and everything derived from them; return the sessions deleted."""
+    async def forget_user(self, user_id: str) -> Forgotten:
+        """Delete the user and everything derived from them, in one transaction: their rows,
+        and the agent versions the factory built from their turns (an agent left with no
+        version goes whole; one whose active version went activates its newest remaining).
+        Return what went, for the files kept beside those rows."""
         ...

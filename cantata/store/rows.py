@@ -123,3 +123,14 @@ class AgentVersion:
     sandboxed: bool  # its tool code was tested under bubblewrap (False: --no-sandbox)
     task_turn: int | None  # the factory turn that made it
     summary: dict[str, Any]  # tests passed on each half, tokens, seconds
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What forgetting a user deleted from the store, so that the files kept beside it for
+    those rows (a turn's working folders, a deployed version's folder) can go too."""
+
+    sessions: int
+    turns: tuple[int, ...]
+    agent_versions: tuple[tuple[str, int], ...]  # (name, version) built from the user's requests
+    agents: tuple[str, ...]  # agents left with no version, removed whole

@@ -29,6 +29,7 @@ from cantata.store.protocols import RECENT_TURNS, Committed
 from cantata.store.rows import (
     AgentVersion,
     EntryRow,
+    Forgotten,
     InstanceEvent,
     PastTurn,
     SessionInfo,
@@ -419,16 +420,8 @@ class SqliteStore:
         await self._committer.flush()
         return await self._read(read)
 
-    async def forget_user(self, user_id: str) -> int:
-        def write(db: sqlite3.Connection) -> int:
-            (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
-            db.execute(
-                "DELETE FROM session_leases WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)", (user_id,)
-            )
-            db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
-            return int(count)
-
-        deleted: int = await self.commit(write)
+    async def forget_user(self, user_id: str) -> Forgotten:
+        deleted: Forgotten = await self.commit(partial(queries.forget_user, user_id=user_id))
         # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
         # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
         # reader of another process holding an older snapshot can delay that until it is done.

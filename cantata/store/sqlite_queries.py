@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from cantata.events import Event, EventType
 from cantata.store.protocols import RECENT_TURNS
-from cantata.store.rows import EntryRow, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRef, TurnRow
+from cantata.store.rows import EntryRow, Forgotten, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRef, TurnRow
 
 # An event as stored: (turn_id, type, agent, at_s, wall, data as JSON text).
 EventValues = tuple[int, str, str | None, float, float, str]
@@ -271,3 +271,37 @@ def export_user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
         if earlier:
             turns[turn_id]["earlier_iterations"] = earlier
     return {"user": user_id, "sessions": list(sessions.values())}
+
+
+def forget_user(db: sqlite3.Connection, user_id: str) -> Forgotten:
+    """Delete the user's rows and the agent versions built from their turns (one transaction:
+    the caller's); what went, for the files beside them."""
+    (sessions,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
+    turns = tuple(
+        turn
+        for (turn,) in db.execute(
+            "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.user_id = ? ORDER BY t.id",
+            (user_id,),
+        )
+    )
+    versions: list[tuple[str, int]] = []
+    for where, ids in in_chunks(turns):
+        versions += db.execute(
+            f"DELETE FROM agent_versions WHERE task_turn IN ({where}) RETURNING name, version", ids
+        ).fetchall()
+    touched = sorted({name for name, _ in versions})
+    emptied: list[str] = []
+    for name in touched:
+        left = db.execute("SELECT MAX(version) FROM agent_versions WHERE name = ?", (name,)).fetchone()[0]
+        if left is None:
+            db.execute("DELETE FROM agents WHERE name = ?", (name,))
+            emptied.append(name)
+        else:  # the active version may have gone: the newest remaining takes over
+            db.execute(
+                "UPDATE agents SET active_version = ? WHERE name = ? AND active_version NOT IN"
+                " (SELECT version FROM agent_versions WHERE name = ?)",
+                (left, name, name),
+            )
+    db.execute("DELETE FROM session_leases WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)", (user_id,))
+    db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
+    return Forgotten(int(sessions), turns, tuple(sorted(versions)), tuple(emptied))
