@@ -1,14 +1,21 @@
-"""What Cantata's applications offer the server besides its own API: their routers.
+"""What Cantata's applications offer the server besides its own API: their routers, and
+what removes the files they keep for a user when that user is forgotten.
 
 The server includes what it is given and knows none of them by name; `cantata serve`
-(and a test building an app) passes these. An application adds its router here."""
+(and a test building an app) passes these. An application adds its own here."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from cantata.factory.board import router as task_board
+from cantata.factory.registry import forget_files as factory_files
+from cantata.runtime import Forgetter
 
 
 def routers() -> list[APIRouter]:
     return [task_board]
+
+
+def forgetters() -> list[Forgetter]:
+    return [factory_files]

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import IO
 
+from cantata.applications import forgetters
 from cantata.errors import UserError
 from cantata.events import Event
 from cantata.loader import Pipeline
@@ -66,10 +67,9 @@ class TerminalChat:
         elif name == "/memory":
             await self.show_memory()
         elif name == "/forget":
-            await self.app.settle()
-            deleted = await self.app.store.forget_user(self.user)
+            forgotten = await self.app.forget_user(self.user, forgetters())
             self.session = None
-            self.say(f"(deleted everything Cantata kept about {self.user}: {deleted} sessions)")
+            self.say(f"(deleted everything Cantata kept about {self.user}: {forgotten.sessions} sessions)")
         else:
             self.say(HELP)
         return True

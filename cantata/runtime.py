@@ -7,7 +7,7 @@ empty message, unknown session) is found before anything is written to the store
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,14 +15,19 @@ from typing import Any
 from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home
-from cantata.errors import CantataError, SessionBusy, SessionConflict, UserError
+from cantata.errors import CantataError, SessionBusy, SessionConflict, StoreError, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.leases import LeaseKeeper
 from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.scheduler import Delivered, Services, TurnInput, TurnRunner
-from cantata.store import SessionRow, Store, TurnContext, open_store
+from cantata.store import Forgotten, SessionRow, Store, TurnContext, open_store
 from cantata.turn import TurnResult
+
+# Removes what an application keeps under CANTATA_HOME for the rows a forget deleted (the
+# factory: its turns' folders, the versions built from them); returns each folder it could
+# not remove, with why. Applications hand theirs over (cantata/applications.py).
+Forgetter = Callable[[Path, Forgotten], list[str]]
 
 
 @dataclass
@@ -250,6 +255,20 @@ class Cantata:
         """Wait for background work (compaction) to finish."""
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def forget_user(self, user_id: str, forgetters: Iterable[Forgetter] = ()) -> Forgotten:
+        """Delete everything kept about the user: their rows in one transaction, then the
+        files the `forgetters` keep for those rows. A folder that cannot go is reported, not
+        hidden: the rows are gone by then, so the error names it for removal by hand."""
+        await self.settle()  # a compaction in flight would write after the delete
+        forgotten = await self.store.forget_user(user_id)
+        left = [folder for forget in forgetters for folder in await asyncio.to_thread(forget, self.home, forgotten)]
+        if left:
+            raise StoreError(
+                f"deleted the stored data of '{user_id}', but could not remove {len(left)} folder(s) under"
+                f" CANTATA_HOME: {'; '.join(left)}; remove them by hand"
+            )
+        return forgotten
 
     async def close(self) -> None:
         await self.settle()

@@ -4,6 +4,9 @@ A version's folder holds everything that made it and everything needed to run it
 pipeline YAML, its prompts, the output schema, the tool code, the tests, the card and
 the task that produced it. Folders are written before the version is recorded, and a
 version is never changed once written; rollback only moves which version is active.
+The factory's turns work in CANTATA_HOME/factory/turn-N/ (each iteration's artefact, the
+draft not deployed). Forgetting a user removes the folders of their turns and of the
+versions built from them (`forget_files`), after the store deleted the rows.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from cantata.errors import UserError
-from cantata.store import AgentVersion, Store
+from cantata.store import AgentVersion, Forgotten, Store
 
 AGENT_PREFIX = "agent:"
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
@@ -26,6 +29,11 @@ def agents_dir(home: Path) -> Path:
 
 def version_dir(home: Path, name: str, version: int) -> Path:
     return agents_dir(home) / name / str(version)
+
+
+def turn_dir(home: Path, turn_id: int) -> Path:
+    """Where a factory turn keeps its working files."""
+    return home / "factory" / f"turn-{turn_id}"
 
 
 def check_name(name: str) -> str:
@@ -105,3 +113,20 @@ async def remove(store: Store, home: Path, name: str) -> int:
         raise UserError(f"no deployed agent '{name}'")
     shutil.rmtree(agents_dir(home) / name, ignore_errors=True)
     return removed
+
+
+def forget_files(home: Path, forgotten: Forgotten) -> list[str]:
+    """Remove the folders of a forgotten user's turns and of the versions built from them
+    (a `Forgetter`); return those that could not go, each with why."""
+    folders = [turn_dir(home, turn) for turn in forgotten.turns]
+    folders += [version_dir(home, name, version) for name, version in forgotten.agent_versions]
+    folders += [agents_dir(home) / name for name in forgotten.agents]
+    left: list[str] = []
+    for folder in folders:
+        try:
+            shutil.rmtree(folder)
+        except FileNotFoundError:
+            pass  # that turn wrote nothing here (not a factory turn), or it went already
+        except OSError as exc:
+            left.append(f"{folder.relative_to(home)} ({exc.strerror or exc})")
+    return left

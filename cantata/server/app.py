@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cantata import __version__
 from cantata.config import InstancesConfig, cantata_home, load_config
 from cantata.errors import UserError
-from cantata.runtime import Cantata
+from cantata.runtime import Cantata, Forgetter
 from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_body, error_responses, install_error_handlers
@@ -95,12 +95,14 @@ def create_app(
     host: str = "127.0.0.1",
     pipelines: Iterable[Path] = (),
     routers: Iterable[APIRouter] = (),
+    forgetters: Iterable[Forgetter] = (),
     max_body: int = MAX_BODY,
     grace_s: float = GRACE_S,
     announce: Callable[[str], None] = lambda line: None,
 ) -> FastAPI:
     """`announce` gets the lines an operator should see: the unfinished turns resumed at
-    start, those left at shutdown."""
+    start, those left at shutdown. `routers` and `forgetters` are what applications add
+    (cantata/applications.py)."""
     home = home or cantata_home()
     config = config or load_config()
     extra = list(pipelines)
@@ -111,7 +113,9 @@ def create_app(
         check_bind(host, keys)
         runtime = Cantata(config, home=home)
         app.state.auth = Auth(keys, loopback=is_loopback(host))
-        service = app.state.service = Service(runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce)
+        service = app.state.service = Service(
+            runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters
+        )
         service.resume_unfinished()
         try:
             yield
@@ -157,6 +161,7 @@ def run_server(
     config_path: Path | None,
     pipelines: Iterable[Path] = (),
     routers: Iterable[APIRouter] = (),
+    forgetters: Iterable[Forgetter] = (),
     grace_s: float = GRACE_S,
 ) -> None:
     """`cantata serve`: check what can be checked before binding, then run uvicorn. On
@@ -175,6 +180,7 @@ def run_server(
         host=host,
         pipelines=pipelines,
         routers=routers,
+        forgetters=forgetters,
         grace_s=grace_s,
         announce=lambda line: print(line, flush=True),
     )

@@ -37,10 +37,18 @@ def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path,
     """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard.
 
     Turns a crash left unfinished are resumed at start (one line says so)."""
-    from cantata.applications import routers
+    from cantata.applications import forgetters, routers
     from cantata.server.app import run_server
 
-    run_server(host=host, port=port, config_path=config_path, pipelines=pipelines, routers=routers(), grace_s=grace_s)
+    run_server(
+        host=host,
+        port=port,
+        config_path=config_path,
+        pipelines=pipelines,
+        routers=routers(),
+        forgetters=forgetters(),
+        grace_s=grace_s,
+    )
 
 
 @click.group("keys")

@@ -19,7 +19,7 @@ from cantata import bundled as bundled_pipelines
 from cantata.errors import SessionBusy, UserError, get_logger
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
-from cantata.runtime import Cantata, Resumed
+from cantata.runtime import Cantata, Forgetter, Resumed
 from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
@@ -73,9 +73,11 @@ class Service(Reads):
         extra_pipelines: Iterable[Path] = (),
         grace_s: float = 30.0,
         announce: Callable[[str], None] = lambda line: None,
+        forgetters: Iterable[Forgetter] = (),
     ) -> None:
         """`grace_s`: at shutdown, how long running turns may take to finish; `announce`
-        gets the lines an operator should see (turns resumed at start, left at shutdown)."""
+        gets the lines an operator should see (turns resumed at start, left at shutdown);
+        `forgetters` remove the files applications keep for a user who is forgotten."""
         pipelines: dict[str, Pipeline] = {}
         for name, path in bundled_pipelines.bundled().items():
             pipelines[name] = load_pipeline(path)
@@ -91,6 +93,7 @@ class Service(Reads):
         self.started_at = time.time()
         self.grace_s = grace_s
         self.announce = announce
+        self.forgetters = list(forgetters)
         self.resuming: asyncio.Task[Resumed] | None = None
         self.stopping = False  # shutting down: no new turn starts
         self._cut: asyncio.TimerHandle | None = None
@@ -254,10 +257,11 @@ class Service(Reads):
     async def forget(self, principal: Principal, user: str | None) -> Deleted:
         """Delete everything stored about the user, and what this server remembers of them."""
         who = self.visible_user(principal, user)
-        await self.runtime.settle()  # a compaction in flight would write after the delete
-        deleted = await self.store.forget_user(who)
-        self.index.forget_user(who)
-        return Deleted(user=who, sessions_deleted=deleted)
+        try:
+            forgotten = await self.runtime.forget_user(who, self.forgetters)
+        finally:
+            self.index.forget_user(who)
+        return Deleted(user=who, sessions_deleted=forgotten.sessions)
 
     def events(self, seq: int, *, user_id: str | None, turn_id: int | None, follow: bool = True) -> AsyncIterator[str]:
         """The store's events after `seq`, then (with `follow`) the live tail, as SSE text."""

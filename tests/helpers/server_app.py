@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from fastapi import FastAPI
 
-from cantata.applications import routers
+from cantata.applications import forgetters, routers
 from cantata.config import load_config
 from cantata.server import create_app
 from cantata.server.keys import KeyRing
@@ -30,8 +30,14 @@ def client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
 
 
 def make_app(config: Path, home: Path, **options: object) -> FastAPI:
-    """The app `cantata serve` runs: the server's API and the applications' routers."""
-    return create_app(load_config(config), home=home, routers=routers(), **options)  # type: ignore[arg-type]
+    """The app `cantata serve` runs: the server's API and what the applications add."""
+    return create_app(
+        load_config(config),
+        home=home,
+        routers=routers(),
+        forgetters=forgetters(),
+        **options,  # type: ignore[arg-type]
+    )
 
 
 async def new_key(home: Path, user: str, *, admin: bool = False) -> str:

@@ -268,7 +268,7 @@ async def tester(ctx: FunctionContext) -> TestReport:
 def iteration_dir(ctx: FunctionContext) -> Path:
     """Where this iteration's artefact is kept: every version stays on disk."""
     home = ctx.runtime.home if ctx.runtime is not None else cantata_home()
-    return home / "factory" / f"turn-{ctx.turn_id}" / f"iteration-{ctx.iteration or 1}"
+    return registry.turn_dir(home, ctx.turn_id) / f"iteration-{ctx.iteration or 1}"
 
 
 def done(ctx: FunctionContext) -> bool:
@@ -355,7 +355,7 @@ def keep_draft(ctx: FunctionContext, artefact: Artefact) -> Path | None:
     """The artefact that was not deployed, assembled where its person can read, run or fix it."""
     if ctx.runtime is None:
         return None
-    folder = ctx.runtime.home / "factory" / f"turn-{ctx.turn_id}" / "draft"
+    folder = registry.turn_dir(ctx.runtime.home, ctx.turn_id) / "draft"
     try:
         assemble(artefact, folder)
     except CantataError:
