@@ -1,0 +1,473 @@
+"""The store's methods, the same on SQLite and PostgreSQL: one class over a connection that
+takes the statements of both (`connection.py`), behind the group committer.
+
+Every read and write runs on the connection's one thread, through the committer
+(`committer.py`, datasette's pattern: one thread owns the connection and is the only
+writer of its store), so the event loop never waits on the database and the writes of one
+loop tick share one commit. The longer reads are in `queries.py`, the schema in
+`migrations.py`; what differs between the databases (opening, the transactions, a few
+words of SQL) is in `sqlite.py` and `postgres.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any, ClassVar, Generic, TypeVar
+
+from cantata.errors import StoreError
+from cantata.events import Event
+from cantata.store import queries
+from cantata.store.committer import Committer
+from cantata.store.connection import Connection
+from cantata.store.encoding import encode, encode_lenient
+from cantata.store.migrations import Transaction, migrate
+from cantata.store.protocols import RECENT_TURNS, Committed
+from cantata.store.rows import (
+    AgentVersion,
+    EntryRow,
+    InstanceEvent,
+    PastTurn,
+    SessionInfo,
+    SessionRow,
+    SessionSummary,
+    StartedTurn,
+    TurnContext,
+    TurnRef,
+    TurnRow,
+    UnfinishedTurn,
+)
+
+T = TypeVar("T")
+C = TypeVar("C", bound=Connection)
+
+
+class SqlStore(Generic[C]):
+    """A `Store` over one connection of type C. A subclass says how to open it and the few
+    things the databases say differently (the class variables and `_snapshot`)."""
+
+    # The driver's errors: any of them, and a key's uniqueness refused.
+    driver_error: ClassVar[type[Exception]]
+    integrity_error: ClassVar[type[Exception]]
+    # A session's order among those created at the same instant (SQLite: its rowid).
+    session_tiebreak: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        where: str,
+        open: Callable[[], C],
+        close: Callable[[C], None],
+        transaction: Transaction,
+        store_events: Callable[[C, list[queries.EventValues]], int],
+        explain: Callable[[BaseException], str] = str,
+    ) -> None:
+        """Opening does no I/O on the caller's thread: the committer's thread opens the
+        database (and migrates it) before any other job. `where` names it in errors, and
+        `explain` says the driver's errors in them."""
+        self.where = where
+        self._explain = explain
+        self._transaction = transaction
+        self._committer: Committer[C, queries.EventValues] = Committer(
+            name=where,
+            open=open,
+            close=close,
+            transaction=transaction,
+            store_events=store_events,
+            explain=explain,
+        )
+
+    def _snapshot(self, db: C) -> AbstractContextManager[object]:
+        """A transaction whose statements all read one snapshot of the database."""
+        raise NotImplementedError
+
+    async def _read(self, fn: Callable[[C], T]) -> T:
+        return await self._committer.read(partial(_guarded, self.where, self.driver_error, self._explain, fn))
+
+    async def commit(self, write: Callable[[C], Any]) -> Any:
+        """Run `write` in the transaction shared by the writes of this tick and return its
+        result once committed."""
+        return await self._committer.write(write)
+
+    # -- sessions and turns ---------------------------------------------------------------
+
+    def new_session(self, user_id: str, pipeline: str) -> SessionRow:
+        return SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
+
+    async def get_session(self, session_id: str) -> SessionRow | None:
+        def read(db: C) -> SessionRow | None:
+            row = db.execute("SELECT id, user_id, pipeline FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            return SessionRow(*row) if row else None
+
+        return await self._read(read)
+
+    async def sessions(self, user_id: str) -> list[SessionInfo]:
+        def read(db: C) -> list[SessionInfo]:
+            rows = db.execute(
+                "SELECT id, user_id, pipeline, created_at, turn_count, summary FROM sessions"
+                f" WHERE user_id = ? ORDER BY created_at DESC, {self.session_tiebreak} DESC",
+                (user_id,),
+            ).fetchall()
+            return [SessionInfo(*row) for row in rows]
+
+        return await self._read(read)
+
+    async def start_turn(
+        self, session: SessionRow, message: str, *, new_session: bool = False, memory: Sequence[str] = ()
+    ) -> StartedTurn:
+        now = time.time()
+
+        def write(db: C) -> StartedTurn:
+            if new_session:
+                db.execute(
+                    "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (session.user_id, now)
+                )
+                # Created with its first turn counted: nobody else can number a turn of it yet.
+                db.execute(
+                    "INSERT INTO sessions (id, user_id, pipeline, created_at, turn_count) VALUES (?, ?, ?, ?, 1)",
+                    (session.id, session.user_id, session.pipeline, now),
+                )
+                number = 1
+            else:
+                # The session row's counter, incremented in place: the row lock makes the
+                # number unique even with several writers (MAX(number)+1 would collide).
+                counted = db.execute(
+                    "UPDATE sessions SET turn_count = turn_count + 1 WHERE id = ? RETURNING turn_count", (session.id,)
+                ).fetchone()
+                if counted is None:
+                    raise StoreError(f"no session '{session.id}'")
+                number = int(counted[0])
+            (turn_id,) = db.execute(
+                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?) RETURNING id",
+                (session.id, number, now),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
+                (turn_id, message, now),
+            )
+            # Read in the same transaction: the turn's agents wait on one crossing, not two.
+            # A new session has no summary and no earlier turns; the user's memory spans sessions.
+            if new_session:
+                context = TurnContext(memory=queries.latest_outputs(db, session.user_id, memory, turn_id))
+            else:
+                context = queries.turn_context(db, session, turn_id, memory)
+            return StartedTurn(turn_id, number, context)
+
+        started: StartedTurn = await self.commit(write)
+        return started
+
+    async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
+        return await self._read(lambda db: queries.turn_context(db, session, turn_id, memory))
+
+    def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
+        now = time.time()
+
+        def write(db: C) -> None:
+            db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
+            db.executemany(queries.INSERT_REPLY, [(turn_id, agent, text, now) for agent, text in replies])
+
+        return self._committer.write(write)
+
+    def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
+        row = (turn_id, agent, text, time.time())
+
+        def write(db: C) -> None:
+            db.execute(queries.INSERT_REPLY, row)
+
+        return self._committer.write(write, soon=False)
+
+    async def get_turn(self, turn_id: int) -> TurnRow | None:
+        def read(db: C) -> TurnRow | None:
+            rows = queries.turn_rows(db, "t.id = ?", (turn_id,))
+            return rows[0] if rows else None
+
+        return await self._read(read)
+
+    async def turns(self, session_id: str) -> list[TurnRow]:
+        return await self._read(lambda db: queries.turn_rows(db, "t.session_id = ?", (session_id,)))
+
+    async def user_turns(self, user_id: str, *, pipeline: str | None = None) -> list[TurnRow]:
+        where, params = ["s.user_id = ?"], [user_id]
+        if pipeline is not None:
+            where.append("s.pipeline = ?")
+            params.append(pipeline)
+        return await self._read(lambda db: queries.turn_rows(db, " AND ".join(where), tuple(params), order="t.id DESC"))
+
+    async def turn_messages(self, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+        if not turns:
+            return {}
+        return await self._read(lambda db: queries.turn_messages(db, user_id, turns))
+
+    async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
+        def read(db: C) -> UnfinishedTurn | None:
+            row = db.execute(
+                """
+                SELECT s.id, s.user_id, s.pipeline, t.number,
+                       (SELECT content FROM messages WHERE turn_id = t.id AND role = 'user' ORDER BY id LIMIT 1)
+                FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ? AND t.status = 'running'
+                """,
+                (turn_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            return UnfinishedTurn(SessionRow(row[0], row[1], row[2]), int(row[3]), str(row[4]))
+
+        return await self._read(read)
+
+    async def running_turns(self, session_id: str | None = None) -> list[int]:
+        def read(db: C) -> list[int]:
+            where, params = (
+                ("status = 'running' AND session_id = ?", (session_id,)) if session_id else ("status = 'running'", ())
+            )
+            return [int(row[0]) for row in db.execute(f"SELECT id FROM turns WHERE {where} ORDER BY id", params)]
+
+        return await self._read(read)
+
+    async def session_summary(self, session_id: str) -> SessionSummary:
+        return await self._read(lambda db: queries.summary(db, session_id))
+
+    async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
+        def write(db: C) -> None:
+            db.execute("UPDATE sessions SET summary = ?, summary_upto = ? WHERE id = ?", (summary, upto, session_id))
+
+        await self.commit(write)
+
+    async def recent_turns(
+        self, session_id: str, before_turn: int, *, after_number: int = 0, limit: int = RECENT_TURNS
+    ) -> list[PastTurn]:
+        return await self._read(lambda db: queries.recent_turns(db, session_id, before_turn, after_number, limit))
+
+    # -- session leases -------------------------------------------------------------------
+
+    async def lease_session(
+        self, session_id: str, holder: str, *, ttl_s: float, take_from: str | None = None
+    ) -> str | None:
+        now = time.time()
+
+        def write(db: C) -> str | None:
+            # The lease row's columns named with its table: PostgreSQL finds a bare `holder`
+            # ambiguous beside `excluded.holder`.
+            db.execute(
+                "INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at"
+                " WHERE session_leases.holder = excluded.holder OR session_leases.expires_at < ?"
+                " OR session_leases.holder = ?",
+                (session_id, holder, now + ttl_s, now, take_from),
+            )
+            (current,) = db.execute("SELECT holder FROM session_leases WHERE session_id = ?", (session_id,)).fetchone()
+            return None if current == holder else str(current)
+
+        held: str | None = await self.commit(write)
+        return held
+
+    async def release_session(self, session_id: str, holder: str) -> None:
+        await self.commit(
+            lambda db: db.execute(
+                "DELETE FROM session_leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+            )
+        )
+
+    # -- blackboard -----------------------------------------------------------------------
+
+    def write_entry(
+        self,
+        *,
+        turn_id: int,
+        user_id: str,
+        agent: str,
+        status: str,
+        output: Any,
+        error: str | None,
+        iteration: int = 0,
+    ) -> Awaitable[None]:
+        try:
+            data = None if output is None else encode(output)
+        except (TypeError, ValueError) as exc:  # a set, an object, a cycle: fails its agent alone
+            raise StoreError(f"the output of agent '{agent}' is not JSON data: {exc}") from exc
+        row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
+
+        def write(db: C) -> None:
+            try:
+                db.execute(queries.INSERT_ENTRY, row)
+            except self.integrity_error as exc:
+                which = f" (iteration {iteration})" if iteration else ""
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
+
+        # Not soon: readers start on the queued entry, and the turn waits for its commit
+        # only at the end, so the entries of a quick turn share one commit with its finish.
+        return self._committer.write(write, soon=False)
+
+    async def entries(self, turn_id: int) -> dict[str, EntryRow]:
+        return {entry.agent: entry for entry in await self.entry_history(turn_id)}
+
+    async def entry_history(self, turn_id: int) -> list[EntryRow]:
+        return await self._read(lambda db: queries.entry_rows(db, "turn_id = ?", (turn_id,)))
+
+    async def entry_histories(
+        self, turn_ids: Sequence[int], agents: Sequence[str] | None = None
+    ) -> dict[int, list[EntryRow]]:
+        return await self._read(lambda db: queries.entry_histories(db, turn_ids, agents))
+
+    async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
+        if not agents:
+            return {}
+        return await self._read(lambda db: queries.latest_outputs(db, user_id, agents, before_turn))
+
+    # -- events ---------------------------------------------------------------------------
+
+    def record_event(self, event: Event) -> None:
+        """Encoded now, so that data that cannot be stored fails here, not in a later commit."""
+        if not event.persisted:
+            return
+        data = encode_lenient(event.data) if event.data else "{}"
+        self._committer.record(event, (event.turn_id, event.type, event.agent, event.at_s, event.wall, data))
+
+    def on_commit(self, callback: Committed) -> None:
+        self._committer.on_commit(callback)
+
+    async def events(self, turn_id: int) -> list[Event]:
+        await self._committer.flush()
+        return await self._read(lambda db: queries.event_rows(db, "e.turn_id = ?", (turn_id,), queries.ALL))
+
+    async def turn_events(self, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
+        await self._committer.flush()
+        return await self._read(lambda db: queries.turn_events(db, turn_ids))
+
+    async def events_after(
+        self, seq: int, *, user_id: str | None = None, turn_id: int | None = None, limit: int = 1000
+    ) -> list[Event]:
+        await self._committer.flush()
+        where, params = ["e.id > ?"], [seq]  # type: list[str], list[Any]
+        if user_id is not None:
+            where.append("s.user_id = ?")
+            params.append(user_id)
+        if turn_id is not None:
+            where.append("e.turn_id = ?")
+            params.append(turn_id)
+        return await self._read(lambda db: queries.event_rows(db, " AND ".join(where), tuple(params), limit))
+
+    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
+        await self._committer.flush()
+
+        def read(db: C) -> list[InstanceEvent]:
+            rows = db.execute(
+                "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
+                " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
+                (since_wall,),
+            ).fetchall()
+            return [
+                InstanceEvent(turn_id, kind, agent, json.loads(data), status)
+                for turn_id, kind, agent, data, status in rows
+            ]
+
+        return await self._read(read)
+
+    # -- deployed agents ------------------------------------------------------------------
+
+    async def add_agent_version(
+        self, name: str, *, forced: bool, sandboxed: bool, task_turn: int | None, summary: dict[str, Any]
+    ) -> int:
+        now = time.time()
+
+        def write(db: C) -> int:
+            db.execute("INSERT INTO agents (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (name, now))
+            (version,) = db.execute(
+                "UPDATE agents SET latest_version = latest_version + 1, active_version = latest_version + 1"
+                " WHERE name = ? RETURNING latest_version",
+                (name,),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO agent_versions (name, version, created_at, forced, sandboxed, task_turn, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, version, now, int(forced), int(sandboxed), task_turn, encode(summary)),
+            )
+            return int(version)
+
+        version: int = await self.commit(write)
+        return version
+
+    async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
+        def read(db: C) -> list[AgentVersion]:
+            rows = db.execute(
+                "SELECT v.name, v.version, v.created_at, v.version = a.active_version, v.forced, v.sandboxed,"
+                " v.task_turn, v.summary FROM agent_versions v JOIN agents a ON a.name = v.name"
+                + (" WHERE v.name = ?" if name is not None else "")
+                + " ORDER BY v.name, v.version",
+                (name,) if name is not None else (),
+            ).fetchall()
+            return [
+                AgentVersion(n, v, c, bool(active), bool(forced), bool(sandboxed), task, json.loads(summary))
+                for n, v, c, active, forced, sandboxed, task, summary in rows
+            ]
+
+        return await self._read(read)
+
+    async def activate_agent(self, name: str, version: int) -> bool:
+        def write(db: C) -> bool:
+            found = db.execute(
+                "SELECT 1 FROM agent_versions WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+            if found:
+                db.execute("UPDATE agents SET active_version = ? WHERE name = ?", (version, name))
+            return found is not None
+
+        done: bool = await self.commit(write)
+        return done
+
+    async def remove_agent(self, name: str) -> int:
+        def write(db: C) -> int:
+            (count,) = db.execute("SELECT COUNT(*) FROM agent_versions WHERE name = ?", (name,)).fetchone()
+            db.execute("DELETE FROM agents WHERE name = ?", (name,))
+            return int(count)
+
+        removed: int = await self.commit(write)
+        return removed
+
+    # -- a user's data --------------------------------------------------------------------
+
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        def read(db: C) -> dict[str, Any]:
+            # Its statements read one snapshot: a turn another process adds between them
+            # would otherwise appear in one (its messages) and not in another (the turns).
+            with self._snapshot(db):
+                return queries.export_user(db, user_id)
+
+        await self._committer.flush()
+        return await self._read(read)
+
+    async def forget_user(self, user_id: str) -> int:
+        def write(db: C) -> int:
+            (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
+            db.execute(
+                "DELETE FROM session_leases WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)", (user_id,)
+            )
+            db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
+            return int(count)
+
+        deleted: int = await self.commit(write)
+        return deleted
+
+    # -- schema and lifetime --------------------------------------------------------------
+
+    async def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied, in order; return their names."""
+        return await self._read(lambda db: migrate(db, self.where, transaction=self._transaction))
+
+    async def applied_migrations(self) -> list[str]:
+        return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])
+
+    async def close(self) -> None:
+        await self._committer.close()
+
+
+def _guarded(
+    where: str, error: type[Exception], explain: Callable[[BaseException], str], fn: Callable[[C], T], db: C
+) -> T:
+    try:
+        return fn(db)
+    except error as exc:
+        raise StoreError(f"reading {where} failed: {explain(exc)}") from exc
