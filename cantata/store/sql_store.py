@@ -25,7 +25,6 @@ from cantata.store import queries
 from cantata.store.committer import Committer
 from cantata.store.connection import Connection
 from cantata.store.encoding import encode, encode_lenient
-from cantata.store.migrations import Transaction, migrate
 from cantata.store.protocols import RECENT_TURNS, Committed
 from cantata.store.rows import (
     AgentVersion,
@@ -62,7 +61,7 @@ class SqlStore(Generic[C]):
         where: str,
         open: Callable[[], C],
         close: Callable[[C], None],
-        transaction: Transaction,
+        transaction: Callable[[C], AbstractContextManager[object]],
         store_events: Callable[[C, list[queries.EventValues]], int],
         explain: Callable[[BaseException], str] = str,
     ) -> None:
@@ -71,7 +70,6 @@ class SqlStore(Generic[C]):
         `explain` says the driver's errors in them."""
         self.where = where
         self._explain = explain
-        self._transaction = transaction
         self._committer: Committer[C, queries.EventValues] = Committer(
             name=where,
             open=open,
@@ -83,6 +81,10 @@ class SqlStore(Generic[C]):
 
     def _snapshot(self, db: C) -> AbstractContextManager[object]:
         """A transaction whose statements all read one snapshot of the database."""
+        raise NotImplementedError
+
+    def _migrate(self, db: C) -> list[str]:
+        """Apply the migrations not yet applied (`migrations.migrate`); return their names."""
         raise NotImplementedError
 
     async def _read(self, fn: Callable[[C], T]) -> T:
@@ -455,7 +457,7 @@ class SqlStore(Generic[C]):
 
     async def migrate(self) -> list[str]:
         """Apply the migrations not yet applied, in order; return their names."""
-        return await self._read(lambda db: migrate(db, self.where, transaction=self._transaction))
+        return await self._read(self._migrate)
 
     async def applied_migrations(self) -> list[str]:
         return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])

@@ -36,11 +36,14 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
     def _open(self) -> sqlite3.Connection:
         db = connect(self.path)
         try:
-            migrate(db, self.path)
+            self._migrate(db)
         except BaseException:
             db.close()
             raise
         return db
+
+    def _migrate(self, db: sqlite3.Connection) -> list[str]:
+        return migrate(db, self.path)
 
     def _snapshot(self, db: sqlite3.Connection) -> AbstractContextManager[object]:
         # BEGIN takes no lock, and in WAL mode the first statement fixes the snapshot.
