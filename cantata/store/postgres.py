@@ -52,9 +52,10 @@ class PostgresStore(SqlStore[PgConnection]):
 
 
 def _insert_events(db: PgConnection, rows: list[queries.EventValues]) -> int:
-    # Events are numbered after the largest id, in the committing transaction. The lock
-    # (which reads do not wait for) holds another store's numbering until this commit: ids
-    # are unique and follow the order of commits, so a reader that has seen id N never
-    # misses an event committed later with a smaller one (SSE `Last-Event-ID`).
+    # Events are numbered after the largest id, in the committing transaction, so ids follow
+    # the order of commits: a reader that has seen id N never misses an event committed later
+    # with a smaller one (SSE `Last-Event-ID`). The lock (which reads do not wait for) makes a
+    # second store committing at once wait for this commit; without it, both would take the
+    # same ids, and the loser's whole batch would fail and be retried one write at a time.
     db.execute("LOCK TABLE events IN EXCLUSIVE MODE")
     return queries.insert_events(db, rows)
