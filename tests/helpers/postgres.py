@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL for the tests: Debian's binaries (/usr/lib/postgresql/*/bin), a
 cluster in a temporary folder that listens only on a unix socket in that folder, started
 once per test session (the `postgres` fixture, on first use) and removed at its end. Each
-store test gets a database of its own in it.
+store test gets a database of its own in it. The benchmarks use it too (`running_postgres`).
 
 PostgreSQL refuses to run as root: as root, the cluster is made and run by the `postgres`
 user that Debian's package creates. Missing binaries fail the tests that need them, with
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,8 +91,9 @@ def stop(server: PostgresServer) -> None:
          server.folder)  # fmt: skip
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
+@contextmanager
+def running_postgres() -> Iterator[PostgresServer]:
+    """A new cluster, stopped and removed on exit."""
     folder = Path(tempfile.mkdtemp(prefix="cantata-postgres-"))
     try:
         server = start(folder)
@@ -101,3 +103,9 @@ def postgres() -> Iterator[PostgresServer]:
             stop(server)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    with running_postgres() as server:
+        yield server
