@@ -26,23 +26,13 @@ class PostgresStore(SqlStore[PgConnection]):
     session_tiebreak = "(SELECT MIN(t.id) FROM turns t WHERE t.session_id = sessions.id)"
 
     def __init__(self, url: str) -> None:
-        self.url = url
         super().__init__(
             where=redact(url),
-            open=self._open,
+            connect=lambda: connect(url),
             close=PgConnection.close,
             transaction=transaction,
             store_events=_insert_events,
         )
-
-    def _open(self) -> PgConnection:
-        db = connect(self.url)
-        try:
-            self._migrate(db)
-        except BaseException:
-            db.close()
-            raise
-        return db
 
     def _migrate(self, db: PgConnection) -> list[str]:
         return migrate(db, self.where, transaction=migration_transaction)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from functools import partial
@@ -45,9 +46,9 @@ T = TypeVar("T")
 C = TypeVar("C", bound=Connection)
 
 
-class SqlStore(Generic[C]):
-    """A `Store` over one connection of type C. A subclass says how to open it and the few
-    things the databases say differently (the class variables and `_snapshot`)."""
+class SqlStore(ABC, Generic[C]):
+    """A `Store` over one connection of type C. A subclass says how to connect and the few
+    things the databases do differently (the class variables, `_migrate` and `_snapshot`)."""
 
     # The driver's errors: any of them, and a key's uniqueness refused.
     driver_error: ClassVar[type[Exception]]
@@ -59,7 +60,7 @@ class SqlStore(Generic[C]):
         self,
         *,
         where: str,
-        open: Callable[[], C],
+        connect: Callable[[], C],
         close: Callable[[C], None],
         transaction: Callable[[C], AbstractContextManager[object]],
         store_events: Callable[[C, list[queries.EventValues]], int],
@@ -70,22 +71,32 @@ class SqlStore(Generic[C]):
         `explain` says the driver's errors in them."""
         self.where = where
         self._explain = explain
+        self._connect, self._close = connect, close
         self._committer: Committer[C, queries.EventValues] = Committer(
             name=where,
-            open=open,
+            open=self._open,
             close=close,
             transaction=transaction,
             store_events=store_events,
             explain=explain,
         )
 
-    def _snapshot(self, db: C) -> AbstractContextManager[object]:
-        """A transaction whose statements all read one snapshot of the database."""
-        raise NotImplementedError
+    def _open(self) -> C:
+        db = self._connect()
+        try:
+            self._migrate(db)
+        except BaseException:
+            self._close(db)
+            raise
+        return db
 
+    @abstractmethod
     def _migrate(self, db: C) -> list[str]:
         """Apply the migrations not yet applied (`migrations.migrate`); return their names."""
-        raise NotImplementedError
+
+    @abstractmethod
+    def _snapshot(self, db: C) -> AbstractContextManager[object]:
+        """A transaction whose statements all read one snapshot of the database."""
 
     async def _read(self, fn: Callable[[C], T]) -> T:
         return await self._committer.read(partial(_guarded, self.where, self.driver_error, self._explain, fn))

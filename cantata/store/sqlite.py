@@ -26,21 +26,12 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         self.path = path
         super().__init__(
             where=str(path),
-            open=self._open,
+            connect=lambda: connect(path),
             close=sqlite3.Connection.close,
             transaction=transaction,
             store_events=queries.insert_events,
             explain=explain,
         )
-
-    def _open(self) -> sqlite3.Connection:
-        db = connect(self.path)
-        try:
-            self._migrate(db)
-        except BaseException:
-            db.close()
-            raise
-        return db
 
     def _migrate(self, db: sqlite3.Connection) -> list[str]:
         return migrate(db, self.path)
