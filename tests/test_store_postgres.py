@@ -16,6 +16,7 @@ from cantata.store import open_store
 from cantata.store.migrations import MIGRATIONS, name_of
 from cantata.store.postgres import PostgresStore
 from cantata.store.postgres_db import redact
+from tests.helpers import postgres as postgres_helper
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.servers import free_port
@@ -132,3 +133,11 @@ async def test_stores_opening_a_new_database_at_once_apply_each_migration_once(p
     finally:
         for store in stores:
             await store.close()
+
+
+def test_without_postgresql_the_tests_that_need_it_fail_saying_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_helper, "BINARIES", str(tmp_path / "*" / "bin"))
+    with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL is not installed .*apt-get install postgresql"):
+        postgres_helper.binaries()
