@@ -29,7 +29,7 @@ from cantata.config import InstanceConfig, InstancesConfig
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.store import SqliteStore, Store
-from cantata.store.postgres import PostgresStore
+from cantata.store.postgres_store import PostgresStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' PostgreSQL helper
 from tests.helpers.postgres import running_postgres  # noqa: E402

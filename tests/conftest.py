@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cantata.store import SqliteStore
-from cantata.store.postgres import PostgresStore
+from cantata.store.postgres_store import PostgresStore
 from tests.helpers.pipelines import WriteFile
 from tests.helpers.postgres import PostgresServer, postgres
 from tests.helpers.stores import StoreFactory

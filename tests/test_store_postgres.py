@@ -14,8 +14,8 @@ from cantata.config import database_url, load_config
 from cantata.errors import ConfigError, StoreUnavailable, scrub
 from cantata.store import open_store
 from cantata.store.migrations import MIGRATIONS, name_of
-from cantata.store.postgres import PostgresStore
 from cantata.store.postgres_db import redact
+from cantata.store.postgres_store import PostgresStore
 from tests.helpers import postgres as postgres_helper
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer

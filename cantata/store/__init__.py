@@ -21,7 +21,7 @@ from cantata.store.rows import (
     TurnRow,
     UnfinishedTurn,
 )
-from cantata.store.sqlite import SqliteStore
+from cantata.store.sqlite_store import SqliteStore
 
 
 def open_store(home: Path, url: str | None = None) -> Store:
@@ -30,7 +30,7 @@ def open_store(home: Path, url: str | None = None) -> Store:
     if url is None:
         return SqliteStore(home / "cantata.db")
     try:
-        from cantata.store.postgres import PostgresStore  # psycopg only for those who use it
+        from cantata.store.postgres_store import PostgresStore  # psycopg only for those who use it
     except ImportError as exc:
         raise ConfigError(f"the state is on PostgreSQL, and {exc}: pip install 'cantata[postgres]'") from None
     return PostgresStore(url)

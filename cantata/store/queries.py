@@ -56,7 +56,7 @@ def by_turn(turn_ids: Iterable[int], rows: Iterable[R]) -> dict[int, list[R]]:
 
 def insert_events(db: Connection, rows: list[EventValues]) -> int:
     """Insert buffered events with consecutive ids after the largest; return that largest.
-    Under SQLite's BEGIN IMMEDIATE (PostgreSQL: a lock on the table, see postgres.py) no
+    Under SQLite's BEGIN IMMEDIATE (PostgreSQL: a lock on the table, see postgres_store.py) no
     other writer can take the same ids, and ids follow the order of commits. Events of turns deleted
     meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()

@@ -6,7 +6,7 @@ Every read and write runs on the connection's one thread, through the committer
 writer of its store), so the event loop never waits on the database and the writes of one
 loop tick share one commit. The longer reads are in `queries.py`, the schema in
 `migrations.py`; what differs between the databases (opening, the transactions, a few
-words of SQL) is in `sqlite.py` and `postgres.py`.
+words of SQL) is in `sqlite_store.py` and `postgres_store.py`.
 """
 
 from __future__ import annotations
