@@ -141,3 +141,23 @@ def test_without_postgresql_the_tests_that_need_it_fail_saying_what_to_install(
     monkeypatch.setattr(postgres_helper, "BINARIES", str(tmp_path / "*" / "bin"))
     with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL is not installed .*apt-get install postgresql"):
         postgres_helper.binaries()
+
+
+def test_the_deployed_agents_are_listed_from_postgresql_when_cantata_db_names_it(
+    home: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = postgres.new_database()
+
+    async def deploy() -> None:
+        store = PostgresStore(url)
+        try:
+            await store.add_agent_version("greeter", forced=False, sandboxed=True, task_turn=None, summary={})
+        finally:
+            await store.close()
+
+    asyncio.run(deploy())
+    monkeypatch.setenv("CANTATA_DB", url)
+    done = cantata("agents", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [(v["name"], v["version"], v["active"]) for v in json.loads(done.stdout)] == [("greeter", 1, True)]
+    assert not (home / "cantata.db").exists()
