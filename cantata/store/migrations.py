@@ -82,7 +82,8 @@ def migrate(
         except StoreError:
             raise
         except Exception as exc:
-            raise StoreError(f"migration {name} failed on {where}: {exc}") from exc
+            what = str(exc).partition("\n")[0]  # PostgreSQL's may add the statement, a hint
+            raise StoreError(f"migration {name} failed on {where}: {what}") from exc
         applied.append(name)
     return applied
 

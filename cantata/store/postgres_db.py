@@ -70,6 +70,12 @@ def _placeholders(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+def explain(exc: BaseException) -> str:
+    """psycopg's message in one line: the first says what, the next ones (the statement, a
+    detail, a hint) would break the CLI's one line."""
+    return str(exc).strip().partition("\n")[0]
+
+
 def connect(url: str) -> PgConnection:
     """The connection, or StoreUnavailable naming the URL without its password."""
     shown = redact(url)
@@ -79,8 +85,7 @@ def connect(url: str) -> PgConnection:
             info = conninfo.make_conninfo(url, connect_timeout=CONNECT_TIMEOUT_S)
         raw = psycopg.connect(info, autocommit=True)
     except psycopg.Error as exc:
-        reason = str(exc).strip().partition("\n")[0]  # psycopg adds a hint on the next lines
-        raise StoreUnavailable(f"cannot reach the database {shown}: {reason}") from None
+        raise StoreUnavailable(f"cannot reach the database {shown}: {explain(exc)}") from None
     return PgConnection(raw)
 
 

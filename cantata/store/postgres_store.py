@@ -15,7 +15,15 @@ import psycopg
 
 from cantata.store import queries
 from cantata.store.migrations import migrate
-from cantata.store.postgres_db import PgConnection, connect, migration_transaction, redact, snapshot, transaction
+from cantata.store.postgres_db import (
+    PgConnection,
+    connect,
+    explain,
+    migration_transaction,
+    redact,
+    snapshot,
+    transaction,
+)
 from cantata.store.sql_store import SqlStore
 
 
@@ -32,6 +40,7 @@ class PostgresStore(SqlStore[PgConnection]):
             close=PgConnection.close,
             transaction=transaction,
             store_events=_insert_events,
+            explain=explain,
         )
 
     def _migrate(self, db: PgConnection) -> list[str]:
