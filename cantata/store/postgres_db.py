@@ -22,10 +22,6 @@ CONNECT_TIMEOUT_S = 10  # unless the URL says otherwise: an unreachable host fai
 MIGRATION_LOCK = 0x63616E74  # "cant"
 
 
-def is_postgres_url(url: str) -> bool:
-    return url.startswith(("postgresql://", "postgres://"))
-
-
 def redact(url: str) -> str:
     """`url` without its password (in the authority or as a `password` parameter), which it
     also registers as a secret: no error message shows it, whoever builds one."""
