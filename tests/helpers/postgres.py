@@ -94,7 +94,9 @@ def stop(server: PostgresServer) -> None:
 @contextmanager
 def running_postgres() -> Iterator[PostgresServer]:
     """A new cluster, stopped and removed on exit."""
-    folder = Path(tempfile.mkdtemp(prefix="cantata-postgres-"))
+    # In /tmp rather than $TMPDIR: a unix socket's path has at most 107 bytes, and the
+    # postgres user must reach the folder (a TMPDIR under /root it could not).
+    folder = Path(tempfile.mkdtemp(prefix="cantata-postgres-", dir="/tmp" if os.path.isdir("/tmp") else None))
     try:
         server = start(folder)
         try:
