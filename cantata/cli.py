@@ -23,7 +23,7 @@ import click
 from cantata import bundled as bundled_pipelines
 from cantata.config import DEFAULT_USER, cantata_home, database_url, load_config
 from cantata.errors import BackendUnavailable, CantataError
-from cantata.loader import Pipeline, load_pipeline
+from cantata.loader import Pipeline, load_pipeline, validate_pipeline
 from cantata.spec import pipeline_json_schema
 from cantata.turn import TurnResult
 
@@ -210,10 +210,10 @@ def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
 def validate(file: Path) -> None:
-    """Check a pipeline file without running it."""
-    pipeline = load_pipeline(file)
+    """Check a pipeline file without running it: none of its code runs (its modules are read, not imported)."""
+    spec = validate_pipeline(file)
     click.echo(
-        f"{file}: ok: pipeline '{pipeline.name}', {len(pipeline.agents)} agents, order {' -> '.join(pipeline.order)}"
+        f"{file}: ok: pipeline '{spec.name}', {len(spec.agents)} agents, order {' -> '.join(spec.agent_order())}"
     )
 
 

@@ -32,9 +32,12 @@ registered secrets (every configured api_key) scrubbed from its message when it 
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 # A library logs, the application decides where to (logging's own advice for libraries):
 # without this, Python's last-resort handler would print tracebacks on the CLI's stderr.
@@ -42,26 +45,103 @@ logging.getLogger("cantata").addHandler(logging.NullHandler())
 
 # Keys shorter than this are not secrets worth hiding, and scrubbing them would mangle text.
 _MIN_SECRET = 4
-# Longest first, so that a secret containing another is hidden whole. A tuple replaced
-# whole under the lock, so that scrubbing (any thread) never sees it change mid-loop.
-_secrets: tuple[str, ...] = ()
+# A key echoed cut is still hidden down to this many characters (of any of its forms): an
+# upstream's error excerpt or a log line may cut it anywhere.
+_MIN_CUT = 8
+
+
+class _Secrets:
+    """The registered secrets in every form they may be echoed in, and one pattern finding
+    the first `_MIN_CUT` characters of any form, whatever their case; a match is hidden as
+    far as it goes on following the form. Rebuilt whole on registration and swapped in,
+    so scrubbing (any thread) never sees it half-built."""
+
+    def __init__(self, values: frozenset[str]) -> None:
+        self.values = values
+        self.forms: dict[str, list[str]] = {}  # a form's head (lower case) -> the forms (lower case)
+        for value in values:
+            for form in _forms(value):
+                self.forms.setdefault(form[:_MIN_CUT], []).append(form)
+        heads = sorted(self.forms, key=len, reverse=True)
+        self.pattern = re.compile("|".join(re.escape(h) for h in heads), re.IGNORECASE) if heads else None
+
+    def scrub(self, text: str) -> str:
+        if self.pattern is None:
+            return text
+        out: list[str] = []
+        done = 0
+        for match in self.pattern.finditer(text):
+            start = match.start()
+            if start < done:
+                continue  # inside what an earlier match already hid
+            # (.get: a character that matches ignoring case but lower-cases otherwise finds no form)
+            end = start + max((_echoed(text, start, f) for f in self.forms.get(match.group().lower(), ())), default=0)
+            if end == start:
+                continue
+            out.append(text[done:start] + "***")
+            done = end
+        return "".join(out) + text[done:] if out else text
+
+
+def _forms(value: str) -> set[str]:
+    """How a key may be echoed: as is, URL-encoded (by a path, a query or a form), or
+    JSON-escaped (`\\/` too, as some encoders write a slash), all in lower case (matched so)."""
+    escaped = json.dumps(value)[1:-1]
+    forms = {value, quote(value, safe=""), quote(value), quote_plus(value), escaped, escaped.replace("/", "\\/")}
+    return {form.lower() for form in forms}
+
+
+def _echoed(text: str, start: int, form: str) -> int:
+    """How many characters of `text` from `start` follow `form`, ignoring case."""
+    n = 0
+    for have, want in zip(text[start : start + len(form)], form, strict=False):
+        if have.lower() != want:
+            break
+        n += 1
+    return n
+
+
+_secrets = _Secrets(frozenset())
 _secrets_lock = threading.Lock()
 
 
 def register_secret(value: str | None) -> None:
-    """Never show `value` in an error message again (the config loader registers every api_key)."""
+    """Never show `value` in an error message or a log line of Cantata's again, cut,
+    case-changed, URL-encoded or JSON-escaped (the config loader registers every api_key)."""
     global _secrets
-    if value and len(value) >= _MIN_SECRET and value not in _secrets:
+    if value and len(value) >= _MIN_SECRET and value not in _secrets.values:
         with _secrets_lock:
-            _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
+            _secrets = _Secrets(_secrets.values | {value})
 
 
 def scrub(text: str) -> str:
-    """`text` with every registered secret replaced by ***."""
-    for secret in _secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
+    """`text` with every registered secret, in any form it may be echoed in, replaced by ***."""
+    return _secrets.scrub(text)
+
+
+class _ScrubFilter(logging.Filter):
+    """Hides the secrets in a record's message, its traceback and its stack."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _secrets.pattern is None:
+            return True
+        record.msg, record.args = scrub(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info)
+        return True
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A logger of Cantata's whose records never carry a registered secret (a filter on a
+    logger is not inherited by its children, so each logger Cantata logs on gets one)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _ScrubFilter) for f in logger.filters):
+        logger.addFilter(_ScrubFilter())
+    return logger
 
 
 def _rebuild(cls: type[CantataError], message: str, state: dict[str, Any]) -> CantataError:

@@ -18,14 +18,13 @@ Two ways to follow them:
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from cantata.errors import StoreError
+from cantata.errors import StoreError, get_logger
 
 EventType = Literal[
     "turn_started",
@@ -190,7 +189,7 @@ class EventBus:
             try:
                 listener(event)
             except Exception:  # a broken view (a closed terminal, say) must not stop the turn
-                logging.getLogger("cantata").exception("an event listener failed on %s", event.type)
+                get_logger("cantata").exception("an event listener failed on %s", event.type)
         if self._subscribers:
             self._outbox.append(event)
             self._release()

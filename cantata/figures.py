@@ -26,12 +26,13 @@ class LiveFigures:
         return asdict(self)
 
 
-async def live_figures(store: Store, *, since_wall: float) -> dict[str, LiveFigures]:
+async def live_figures(store: Store, *, since_wall: float, user_id: str | None = None) -> dict[str, LiveFigures]:
+    """Each instance's figures over everyone's calls, or over one user's (`user_id`)."""
     figures: dict[str, LiveFigures] = {}
     state: dict[tuple[int, str], tuple[str, str]] = {}  # (turn, agent) -> (instance, latest state)
     firsts: dict[str, list[float]] = {}
     totals: dict[str, list[float]] = {}  # instance -> [completion, generation_s, prompt, cached]
-    for event in await store.instance_events(since_wall=since_wall):
+    for event in await store.instance_events(since_wall=since_wall, user_id=user_id):
         data = event.data
         instance = data.get("instance")
         key = (event.turn_id, event.agent)

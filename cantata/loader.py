@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from cantata.errors import SpecError
 from cantata.pipeline_modules import import_module
+from cantata.references import locate, refusal, refusal_of_object
 from cantata.sandbox import sandboxed_function
 from cantata.spec import AgentSpec, PipelineSpec, check_spec, validated_spec
 from cantata.structured import OutputContract, contract_from_model, contract_from_schema
@@ -140,8 +141,20 @@ def load_pipeline(path: Path | str) -> Pipeline:
     return Pipeline.from_file(path)
 
 
-def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | None) -> Pipeline:
-    """Read the prompt and schema files and import the callables and models a spec names."""
+def validate_pipeline(path: Path | str) -> PipelineSpec:
+    """What `cantata validate` checks: all that loading checks, except that the dotted paths
+    are found in their modules' source (cantata.references), so none of the pipeline's code
+    runs; importing waits until the pipeline is loaded to run."""
+    path = Path(path)
+    source = load_yaml(path, SpecError)
+    spec = validated_spec(source)
+    _resolve(spec, source, base=path.parent, path=path, run=False)
+    return spec
+
+
+def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | None, run: bool = True) -> Pipeline:
+    """Read the prompt and schema files and import the callables and models a spec names
+    (with `run=False`, only find them: the Pipeline is then for checking, never for running)."""
     prompts: dict[str, str] = {}
     contracts: dict[str, OutputContract | None] = {}
     functions: dict[str, Callable[..., Any]] = {}
@@ -151,17 +164,17 @@ def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | Non
         if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
             functions[agent.name] = _sandboxed(agent.function, base, source, ("agents", i, "function"))
         elif agent.function is not None:
-            functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"))
+            functions[agent.name] = _import(agent.function, base, source, ("agents", i, "function"), run=run)
         if agent.shortcut is not None:
-            shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"))
+            shortcuts[agent.name] = _import(agent.shortcut, base, source, ("agents", i, "shortcut"), run=run)
         if agent.check is not None:
-            checks[agent.name] = _import(agent.check, base, source, ("agents", i, "check"))
+            checks[agent.name] = _import(agent.check, base, source, ("agents", i, "check"), run=run)
         if agent.prompt is not None:
             prompts[agent.name] = _prompt_text(agent.prompt, base, source, ("agents", i, "prompt"))
-        contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"))
+        contracts[agent.name] = _contract(agent, base, source, ("agents", i, "output"), run=run)
     until = None
     if spec.loop is not None and spec.loop.until is not None:
-        until = _import(spec.loop.until, base, source, ("loop", "until"))
+        until = _import(spec.loop.until, base, source, ("loop", "until"), run=run)
     return Pipeline(
         spec,
         path=path,
@@ -194,7 +207,7 @@ def _prompt_text(value: str, base: Path, source: Source, loc: Loc) -> str:
         raise SpecError(f"{source.where(loc)}: cannot read prompt file '{value.strip()}': {exc}") from None
 
 
-def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc) -> OutputContract | None:
+def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc, *, run: bool) -> OutputContract | None:
     output = agent.output
     if output is None:
         return None
@@ -209,7 +222,9 @@ def _contract(agent: AgentSpec, base: Path, source: Source, loc: Loc) -> OutputC
         except (OSError, ValueError) as exc:
             raise SpecError(f"{source.where(loc)}: cannot read schema file '{output}': {exc}") from None
         return contract_from_schema(schema, name=agent.name, where=source.where(loc))
-    model = _import(output, base, source, loc)
+    model = _import(output, base, source, loc, run=run)
+    if not run:
+        return None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise SpecError(f"{source.where(loc)}: '{output}' is not a pydantic model class")
     return contract_from_model(model)
@@ -231,11 +246,16 @@ def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable
     return sandboxed_function(base, module, function)
 
 
-def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
-    """Import `package.module.Name`; modules beside the pipeline file first (see pipeline_modules)."""
+def _import(dotted: str, base: Path, source: Source, loc: Loc, *, run: bool) -> Any:
+    """Import `package.module.Name`; modules beside the pipeline file first (see pipeline_modules).
+    Only what the pipeline may name (cantata.references) is imported; with `run=False`,
+    nothing is: the name is found in its module's source, and None stands for it."""
+    problem = refusal(dotted, base) if run else locate(dotted, base)
+    if problem is not None:
+        raise SpecError(f"{source.where(loc)}: {problem}")
+    if not run:
+        return None
     module_name, _, attr = dotted.rpartition(".")
-    if not module_name:
-        raise SpecError(f"{source.where(loc)}: '{dotted}' is not a dotted path like package.module.Name")
     try:
         module = import_module(module_name, base)
     except Exception as exc:  # ImportError, or the module's own SyntaxError or any error it raises
@@ -248,6 +268,10 @@ def _import(dotted: str, base: Path, source: Source, loc: Loc) -> Any:
         problem = f"cannot import '{module_name}': {type(exc).__name__}: {exc}{hint}"
         raise SpecError(f"{source.where(loc)}: {problem}") from exc
     try:
-        return getattr(module, attr)
+        value = getattr(module, attr)
     except AttributeError:
         raise SpecError(f"{source.where(loc)}: module '{module_name}' has no '{attr}'") from None
+    problem = refusal_of_object(value, dotted, base)
+    if problem is not None:
+        raise SpecError(f"{source.where(loc)}: {problem}")
+    return value

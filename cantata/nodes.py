@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
 from cantata.context import FunctionContext
-from cantata.errors import BackendError, BackendTimeout, OutputInvalid, Rejected, Skip
+from cantata.errors import BackendError, BackendTimeout, OutputInvalid, Rejected, Skip, get_logger
 from cantata.structured import OutputContract
 from cantata.threads import run_in_thread
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 async def call_user(fn: Callable[..., Any], ctx: FunctionContext, timeout_s: float, *, what: str, agent: str) -> Any:

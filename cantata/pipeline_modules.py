@@ -64,6 +64,29 @@ def import_module(module_name: str, base: Path | None) -> types.ModuleType:
     return importlib.import_module(module_name)
 
 
+def find_source(module_name: str, base: Path | None) -> Path | None:
+    """The file `import_module(module_name, base)` would run, found without importing
+    anything (not even a parent package's `__init__.py`): `None` for a module with no
+    Python source (built in, compiled) or none at all."""
+    top = module_name.partition(".")[0]
+    if base is not None and _is_beside(base, top):
+        where = base.joinpath(*module_name.split("."))
+        for file in (where / "__init__.py", where.with_name(f"{where.name}.py")):
+            if file.is_file():
+                return file
+        return None
+    locations: list[str] | None = None
+    spec = None
+    parts = module_name.split(".")
+    for i in range(len(parts)):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[: i + 1]), locations)
+        if spec is None:
+            return None
+        locations = list(spec.submodule_search_locations or [])
+    origin = spec.origin if spec is not None else None
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
 def _is_beside(base: Path, top: str) -> bool:
     where = base / top
     if not ((where / "__init__.py").is_file() or where.with_name(f"{top}.py").is_file() or where.is_dir()):

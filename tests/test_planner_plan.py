@@ -422,6 +422,7 @@ def test_a_bundled_pipeline_is_found_by_name(tmp_path: Path, monkeypatch: pytest
 
     (tmp_path / "coaching").mkdir()
     shutil.copy(COACHING, tmp_path / "coaching" / "pipeline.yaml")
+    shutil.copy(COACHING.with_name("stand_ins.py"), tmp_path / "coaching")
     monkeypatch.setattr(bundled, "BUNDLED_DIR", tmp_path)
     result = run("--pipeline", "coaching", "--hardware", "a100-211", "--json")
     assert result.exit_code == 0, result.output

@@ -102,6 +102,25 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
             assert (await admin.get("/metrics")).status_code == 200
 
 
+async def test_a_users_key_sees_only_its_own_figures_of_the_instances(config: Path, home: Path) -> None:
+    ann_key, bob_key = await new_key(home, "ann"), await new_key(home, "bob")
+    admin_key = await new_key(home, "root", admin=True)
+    async with running(make_app(config, home)) as app:
+        async with client(app, ann_key) as ann, client(app, bob_key) as bob, client(app, admin_key) as admin:
+            await ann.post("/v1/chat/completions", json=chat_body("ann's one turn"))
+            for _ in range(2):
+                await bob.post("/v1/chat/completions", json=chat_body("bob again"))
+            seen = {
+                who: {i["name"]: i for i in (await c.get("/api/instances?check=true")).json()}
+                for who, c in (("ann", ann), ("bob", bob), ("admin", admin))
+            }
+    per_turn = seen["ann"]["fast"]["live"]["finished"]
+    assert per_turn > 0  # the example pipeline's model agents on `fast`, once per turn
+    assert seen["bob"]["fast"]["live"]["finished"] == 2 * per_turn
+    assert seen["admin"]["fast"]["live"]["finished"] == 3 * per_turn
+    assert all(seen[who]["fast"]["queued_now"] == seen[who]["fast"]["running_now"] == 0 for who in seen)
+
+
 async def test_turn_blackboard_session_and_memory(config: Path, home: Path) -> None:
     async with running(make_app(config, home)) as app, client(app) as c:
         body = (await c.post("/v1/chat/completions", json=chat_body("I skip the gym", model="coaching"))).json()
@@ -202,7 +221,7 @@ def test_keys_list_as_json_and_revoking_an_unknown_key_is_one_line() -> None:
 BEYOND_INT64 = "99999999999999999999999"
 
 
-async def test_ids_out_of_range_are_404_and_event_positions_beyond_int64_are_400(config: Path, home: Path) -> None:
+async def test_ids_out_of_range_are_404_and_event_positions_beyond_int64_are_422(config: Path, home: Path) -> None:
     async with running(make_app(config, home)) as app, client(app) as c:
         turn = (await c.post("/v1/chat/completions", json=chat_body("hi"))).json()["cantata"]["turn_id"]
         missing = {
@@ -224,10 +243,10 @@ async def test_ids_out_of_range_are_404_and_event_positions_beyond_int64_are_400
         assert r.status_code == 404, (path, r.text)
         assert set(r.json()["error"]) == {"message", "type", "code"}
     assert malformed.status_code == 422 and set(malformed.json()["error"]) == {"message", "type", "code"}
-    for r in bad_positions:
-        assert r.status_code == 400, r.text
+    for r in bad_positions:  # bounded in the schema (an int64 from 0): FastAPI refuses them, in the one shape
+        assert r.status_code == 422, r.text
         message = r.json()["error"]["message"]
-        assert "event id" in message and "\n" not in message
+        assert ("last-event-id" in message or "after" in message) and "\n" not in message
     assert highest.status_code == 200 and "data:" not in highest.text  # nothing after the last possible id
 
 
@@ -235,3 +254,33 @@ async def test_healthz_says_only_that_the_server_is_up(config: Path, home: Path)
     async with running(make_app(config, home)) as app, client(app) as c:
         health = await c.get("/healthz")
     assert health.status_code == 200 and health.json() == {"status": "ok"}
+
+
+async def test_a_method_a_path_lacks_is_405_with_allow(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        on_api = await c.put("/api/memory")
+        post_only = await c.get("/api/plan")
+        static = await c.post("/index.html")
+    assert on_api.status_code == 405 and on_api.headers["allow"] == "DELETE, GET"
+    assert post_only.status_code == 405 and post_only.headers["allow"] == "POST"
+    assert "GET is not allowed on /api/plan" in post_only.json()["error"]["message"]
+    assert static.status_code == 405 and static.headers["allow"] == "GET, HEAD"
+
+
+async def test_the_document_declares_the_real_error_body_and_the_bearer_scheme(config: Path, home: Path) -> None:
+    async with running(make_app(config, home)) as app, client(app) as c:
+        schema = (await c.get("/openapi.json")).json()
+    error = {"$ref": "#/components/schemas/ErrorResponse"}
+    assert schema["components"]["securitySchemes"]["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": schema["components"]["securitySchemes"]["bearer"]["description"],
+    }
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    turn = schema["paths"]["/api/turns/{turn_id}"]["get"]
+    assert turn["security"] == [{"bearer": []}]
+    for status in ("401", "404", "422"):
+        assert turn["responses"][status]["content"]["application/json"]["schema"] == error, status
+    chat = schema["paths"]["/v1/chat/completions"]["post"]["responses"]
+    assert {"400", "401", "404", "409", "413", "422", "503"} <= set(chat)
+    assert "security" not in schema["paths"]["/healthz"]["get"]

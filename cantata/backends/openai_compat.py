@@ -40,7 +40,8 @@ from typing import Any
 import httpx
 from pydantic_core import from_json
 
-from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
+from cantata.backends.plain_text import plain_text
 from cantata.config import InstanceConfig
 from cantata.errors import (
     BackendError,
@@ -164,7 +165,7 @@ class OpenAICompatBackend(Backend):
         """The JSON body of `POST /chat/completions` for this instance's dialect."""
         body: dict[str, Any] = {
             "model": model,
-            "messages": [m.as_dict() for m in request.messages],
+            "messages": wire_messages(request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": request.max_tokens,
@@ -538,6 +539,11 @@ def _partial_suffix(text: str, tag: str) -> int:
 
 
 # -- messages ------------------------------------------------------------------------------
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, str]]:
+    """The messages as the request carries them: every content as plain text (plain_text.py)."""
+    return [{"role": m.role, "content": plain_text(m.content)} for m in messages]
 
 
 def _one_line(text: str) -> str:

@@ -20,6 +20,7 @@ from cantata.events import Event
 from cantata.factory.progress import TaskProgress
 from cantata.server.auth import Caller
 from cantata.server.deps import ServiceDep, StoreDep
+from cantata.server.errors import error_responses
 from cantata.store import EntryRow, Store, TurnRow
 
 FACTORY = "factory"  # the bundled pipeline whose turns are the board's tasks
@@ -55,7 +56,7 @@ class TaskBoard(BaseModel):
     note: str
 
 
-@router.get("/tasks", response_model=TaskBoard)
+@router.get("/tasks", response_model=TaskBoard, responses=error_responses(404))
 async def tasks(service: ServiceDep, store: StoreDep, caller: Caller, user: str | None = None) -> TaskBoard:
     """The agent factory's task board: each factory turn of the user's (newest first)."""
     return await task_board(store, service.visible_user(caller, user))

@@ -13,13 +13,11 @@ from contextlib import asynccontextmanager
 from math import ceil
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic.json_schema import models_json_schema
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cantata import __version__
@@ -28,9 +26,10 @@ from cantata.errors import UserError
 from cantata.runtime import Cantata
 from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.deps import ServiceDep
-from cantata.server.errors import error_body, install_error_handlers
+from cantata.server.errors import error_body, error_responses, install_error_handlers
 from cantata.server.keys import KeyRing
-from cantata.server.protocol import ChatCompletionChunk, Health
+from cantata.server.openapi import complete_openapi
+from cantata.server.protocol import Health
 from cantata.server.routes import api, events, openai
 from cantata.server.service import Service
 from cantata.store import open_store
@@ -137,39 +136,19 @@ def create_app(
     app.include_router(events.router)
     for router in routers:
         app.include_router(router)
-    declare_stream_chunks(app)
+    complete_openapi(app)
 
     @app.get("/healthz", response_model=Health, tags=["ops"])
     async def healthz() -> Health:
         return Health()
 
-    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse, responses=error_responses(403))
     async def metrics(service: ServiceDep, caller: Admin) -> Response:
         """Every user's turns counted together: an operator's view (admin keys, or open mode)."""
         return Response(service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
     return app
-
-
-def declare_stream_chunks(app: FastAPI) -> None:
-    """/openapi.json with the stream's chunk model among its schemas: a streamed chat
-    completion refers to it, but no route returns it as JSON, so FastAPI would leave it out."""
-    build = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = build()
-            _, defs = models_json_schema(
-                [(ChatCompletionChunk, "serialization")], ref_template="#/components/schemas/{model}"
-            )
-            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
-            for name, definition in defs.get("$defs", {}).items():
-                schemas.setdefault(name, definition)
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def reach_store(home: Path, config: InstancesConfig) -> None:

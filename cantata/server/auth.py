@@ -8,7 +8,8 @@ import ipaddress
 import time
 from typing import Annotated, Literal
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cantata.config import DEFAULT_USER
 from cantata.server.errors import HTTPError
@@ -69,11 +70,24 @@ def _auth(request: Request) -> Auth:
 AuthDep = Annotated[Auth, Depends(_auth)]
 
 
-def _principal(request: Request, auth: AuthDep) -> Principal:
+# The bearer scheme, for /openapi.json (each route that asks for a key lists it). It never
+# answers itself (auto_error=False): `Auth.principal` reads the header whole, so that its
+# 401 says what is wrong with it, in the server's one error shape.
+BEARER = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearer",
+    description="An API key from `cantata keys create`; required unless the server runs open on loopback.",
+)
+
+
+def _principal(
+    request: Request, auth: AuthDep, _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
+) -> Principal:
     return auth.principal(request.headers.get("authorization"))
 
 
 def _admin(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+    """(A 403 for any other key: routes that take `Admin` declare it, error_responses(403).)"""
     if not principal.admin:
         raise HTTPError(403, "this needs an admin key", code="admin_only")
     return principal

@@ -1,19 +1,23 @@
-"""Every error leaves the server in OpenAI's shape, `{"error": {"message", "type", "code"}}`,
-with the status the error carries. Never a traceback: an unexpected exception is logged
-here and answered with a one-line 500."""
+"""Every error leaves the server in OpenAI's shape, `{"error": {"message", "type", "code"}}`
+(protocol.ErrorResponse), with the status the error carries. Never a traceback: an
+unexpected exception is logged here and answered with a one-line 500. A 405 says in `Allow`
+which methods the path has."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
-from cantata.errors import CantataError
+from cantata.errors import CantataError, get_logger
+from cantata.server.protocol import ErrorResponse
 
-log = logging.getLogger("cantata.server")
+log = get_logger("cantata.server")
 
 # OpenAI's error types, by status.
 _TYPES = {
@@ -27,6 +31,33 @@ _TYPES = {
     429: "rate_limit_error",
     503: "service_unavailable_error",
 }
+
+
+# What each status means here, for /openapi.json (error_responses, openapi.py).
+MEANINGS = {
+    400: "A parameter or the body is wrong in a way its schema cannot say (the message says what).",
+    401: "With API keys in force: no key, a malformed Authorization header, or an unknown or revoked key.",
+    403: "The route needs an admin key.",
+    404: "No such resource, or one the key may not see.",
+    409: "The session is busy with a turn (X-Cantata-Busy: reject), or belongs to another pipeline.",
+    413: "The request body is over the server's limit.",
+    422: "A parameter or the body does not match its schema.",
+    502: "A model instance answered with an error.",
+    503: "A model instance does not answer, or generated code cannot be sandboxed here.",
+    504: "A model instance timed out.",
+}
+
+
+def error_doc(status: int) -> dict[str, Any]:
+    """A status in /openapi.json: what it means, and the one error body, as JSON whatever
+    the route's own media type (openapi.py adds ErrorResponse to the schemas)."""
+    schema = {"$ref": f"#/components/schemas/{ErrorResponse.__name__}"}
+    return {"description": MEANINGS[status], "content": {"application/json": {"schema": schema}}}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route that answers these statuses."""
+    return {status: error_doc(status) for status in statuses}
 
 
 class HTTPError(CantataError):
@@ -43,9 +74,23 @@ def error_body(status: int, message: str, code: str | None = None) -> dict[str, 
     return {"error": {"message": message, "type": kind, "code": code}}
 
 
-def error_response(status: int, message: str, code: str | None = None) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(error_body(status, message, code), status_code=status, headers=headers)
+def error_response(
+    status: int, message: str, code: str | None = None, *, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    headers = {**(headers or {}), **({"WWW-Authenticate": "Bearer"} if status == 401 else {})}
+    return JSONResponse(error_body(status, message, code), status_code=status, headers=headers or None)
+
+
+_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+def api_methods(request: Request) -> set[str]:
+    """The methods /openapi.json lists for the request's path (none: not an API path)."""
+    methods: set[str] = set()
+    for template, item in request.app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].match(request.url.path):
+            methods |= {method.upper() for method in item if method in _METHODS}
+    return methods
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -56,7 +101,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        return error_response(exc.status_code, str(exc.detail), None)
+        # The dashboard's static files take every path no route takes, so a method an API
+        # path lacks reaches them: their 404 or 405 becomes the path's 405, with its `Allow`.
+        status, message, headers = exc.status_code, str(exc.detail), dict(exc.headers or {})
+        if status in (404, 405):
+            methods = api_methods(request)
+            if methods and request.method not in methods:
+                status, message = 405, f"{request.method} is not allowed on {request.url.path}"
+            if status == 405:
+                headers["Allow"] = ", ".join(sorted(methods or {"GET", "HEAD"}))
+        return error_response(status, message, None, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

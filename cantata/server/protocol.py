@@ -11,6 +11,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cantata.planner.plan import Plan
 
+# -- errors ------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    message: str = Field(description="What is wrong and where, in one line.")
+    type: str = Field(description="OpenAI's error type for the status, e.g. not_found_error.")
+    code: str | None = Field(None, description="A stable code, e.g. model_not_found, or the error's class.")
+
+
+class ErrorResponse(BaseModel):
+    """Every error the server answers, whatever the status: OpenAI's shape."""
+
+    error: ErrorDetail
+
+
 # -- OpenAI: models -----------------------------------------------------------------------
 
 
@@ -354,12 +369,14 @@ class InstanceInfo(BaseModel):
     url: str | None
     serves: list[str]
     max_concurrency: int
-    queued_now: int
-    running_now: int
-    live: InstanceLive = Field(description="The last hour's calls on this instance.")
+    queued_now: int = Field(description="Calls waiting for a slot now (a non-admin key: its user's only).")
+    running_now: int = Field(description="Calls generating now (a non-admin key: its user's only).")
+    live: InstanceLive = Field(description="The last hour's calls on this instance (a non-admin key: its user's).")
     circuit: InstanceCircuit = Field(default_factory=InstanceCircuit, description="Its circuit breaker now.")
     health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
-    server: InstanceServer | None = Field(None, description="With ?check=true: the server's own metrics, if any.")
+    server: InstanceServer | None = Field(
+        None, description="With ?check=true and an admin key: the server's own metrics, if any."
+    )
 
 
 class Memory(BaseModel):

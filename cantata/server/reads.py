@@ -168,13 +168,18 @@ class Reads:
 
     # -- instances ------------------------------------------------------------------------
 
-    async def instances(self, *, check: bool) -> list[InstanceInfo]:
-        live = await live_figures(self.store, since_wall=time.time() - LIVE_WINDOW_S)
+    async def instances(self, principal: Principal, *, check: bool) -> list[InstanceInfo]:
+        """An admin sees every user's figures and the servers' own metrics; any other key
+        only the figures of its user's calls (how busy others keep an instance is theirs)."""
+        everyone = principal.admin
+        since = time.time() - LIVE_WINDOW_S
+        live = await live_figures(self.store, since_wall=since, user_id=None if everyone else principal.user)
         rows = []
         for inst in self.runtime.config.instances:
             running = self.runtime.pool.instances.get(inst.name)
             # This server's breaker, else the last one told in the event log (another process's).
             told = running.breaker.as_json() if running else live[inst.name].circuit if inst.name in live else None
+            figures = InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive()
             row = InstanceInfo(
                 name=inst.name,
                 backend=inst.backend,
@@ -182,14 +187,14 @@ class Reads:
                 url=inst.url,
                 serves=list(inst.serves),
                 max_concurrency=inst.concurrency(),
-                queued_now=running.stats.queued if running else 0,
-                running_now=running.stats.running if running else 0,
-                live=InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive(),
+                queued_now=(running.stats.queued if running else 0) if everyone else figures.queued,
+                running_now=(running.stats.running if running else 0) if everyone else figures.running,
+                live=figures,
                 circuit=InstanceCircuit.model_validate(told or {}),
             )
             if check:
                 row.health = await _health(running)
-                if inst.backend == "openai" and inst.url:
+                if everyone and inst.backend == "openai" and inst.url:
                     server = await scrape(inst.url)
                     row.server = InstanceServer.model_validate(server.as_json()) if server else None
             rows.append(row)

@@ -9,7 +9,6 @@ is `Reads` (reads.py).
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cantata import bundled as bundled_pipelines
-from cantata.errors import SessionBusy, UserError
+from cantata.errors import SessionBusy, UserError, get_logger
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata, Resumed
@@ -30,7 +29,7 @@ from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.turn import TurnResult
 
-log = logging.getLogger("cantata.server")
+log = get_logger("cantata.server")
 
 
 @dataclass

@@ -205,8 +205,9 @@ class EventLog(Protocol):
         subscriber's replay (SSE `Last-Event-ID`)."""
         ...
 
-    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
-        """Agent events since a wall-clock time, oldest first, with their turn's status."""
+    async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:
+        """Agent events since a wall-clock time, oldest first, with their turn's status
+        (of one user's turns, if given)."""
         ...
 
 

@@ -363,14 +363,19 @@ class SqlStore(ABC, Generic[C]):
             params.append(turn_id)
         return await self._read(lambda db: queries.event_rows(db, " AND ".join(where), tuple(params), limit))
 
-    async def instance_events(self, *, since_wall: float) -> list[InstanceEvent]:
+    async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:
         await self._committer.flush()
+
+        # One user's, or everyone's: the condition is left out rather than written as
+        # `? IS NULL OR ...`, whose parameter PostgreSQL cannot type.
+        mine, params = ("", (since_wall,)) if user_id is None else (" AND s.user_id = ?", (since_wall, user_id))
 
         def read(db: C) -> list[InstanceEvent]:
             rows = db.execute(
                 "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
-                " WHERE e.wall >= ? AND e.agent IS NOT NULL ORDER BY e.id",
-                (since_wall,),
+                " JOIN sessions s ON s.id = t.session_id"
+                f" WHERE e.wall >= ? AND e.agent IS NOT NULL{mine} ORDER BY e.id",
+                params,
             ).fetchall()
             return [
                 InstanceEvent(turn_id, kind, agent, json.loads(data), status)
@@ -462,7 +467,12 @@ class SqlStore(ABC, Generic[C]):
             return int(count)
 
         deleted: int = await self.commit(write)
+        await self._read(self._erase_deleted)
         return deleted
+
+    def _erase_deleted(self, db: C) -> None:
+        """Whatever the database keeps of deleted rows beyond the rows themselves, erased
+        after a user is forgotten; nothing by default."""
 
     # -- schema and lifetime --------------------------------------------------------------
 

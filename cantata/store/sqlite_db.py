@@ -7,7 +7,10 @@ file; FULL would keep them at an fsync per commit. Those commits are the last ag
 outputs of turns in flight: a turn resumed after such a loss reruns those agents. That is
 the trade, and the README states it. `busy_timeout` lets a second process (`cantata run`
 beside a server) wait for the write lock instead of failing; writes take it at BEGIN
-IMMEDIATE, so two writers never deadlock upgrading a read.
+IMMEDIATE, so two writers never deadlock upgrading a read. `secure_delete`: a deleted row's
+bytes are overwritten with zeros, not left in a free page or cell for anyone reading the
+file (forgetting a user must leave nothing of them); Cantata deletes rarely, so the extra
+writes cost nothing that matters.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
         _set_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA secure_delete=ON")
     except BaseException:
         db.close()
         raise

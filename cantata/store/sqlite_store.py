@@ -39,3 +39,9 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
     def _snapshot(self, db: sqlite3.Connection) -> AbstractContextManager[object]:
         # BEGIN takes no lock, and in WAL mode the first statement fixes the snapshot.
         return transaction(db, immediate=False)
+
+    def _erase_deleted(self, db: sqlite3.Connection) -> None:
+        # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
+        # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
+        # reader of another process holding an older snapshot can delay that until it is done.
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from cantata.planner.hardware import profile_names
 from cantata.server.auth import AuthDep, Caller
 from cantata.server.deps import ServiceDep
+from cantata.server.errors import error_responses
 from cantata.server.protocol import (
     Blackboard,
     Deleted,
@@ -37,27 +38,27 @@ async def pipelines(service: ServiceDep, caller: Caller) -> list[PipelineInfo]:
     return service.pipeline_infos()
 
 
-@router.get("/pipelines/{name}", response_model=PipelineInfo)
+@router.get("/pipelines/{name}", response_model=PipelineInfo, responses=error_responses(404))
 async def pipeline(service: ServiceDep, name: str, caller: Caller) -> PipelineInfo:
     return service.pipeline_info(name)
 
 
-@router.get("/sessions", response_model=list[SessionSummary])
+@router.get("/sessions", response_model=list[SessionSummary], responses=error_responses(404))
 async def sessions(service: ServiceDep, caller: Caller, user: str | None = None) -> list[SessionSummary]:
     return await service.sessions(caller, user)
 
 
-@router.get("/sessions/{session_id}", response_model=SessionDetail)
+@router.get("/sessions/{session_id}", response_model=SessionDetail, responses=error_responses(404))
 async def session(service: ServiceDep, session_id: str, caller: Caller) -> SessionDetail:
     return await service.session_detail(caller, session_id)
 
 
-@router.get("/turns/{turn_id}", response_model=TurnDetail)
+@router.get("/turns/{turn_id}", response_model=TurnDetail, responses=error_responses(404))
 async def turn(service: ServiceDep, turn_id: int, caller: Caller) -> TurnDetail:
     return await service.turn_detail(caller, turn_id)
 
 
-@router.get("/turns/{turn_id}/blackboard", response_model=Blackboard)
+@router.get("/turns/{turn_id}/blackboard", response_model=Blackboard, responses=error_responses(404))
 async def blackboard(service: ServiceDep, turn_id: int, caller: Caller) -> Blackboard:
     return await service.blackboard(caller, turn_id)
 
@@ -66,22 +67,25 @@ async def blackboard(service: ServiceDep, turn_id: int, caller: Caller) -> Black
 async def instances(service: ServiceDep, caller: Caller, check: bool = False) -> list[InstanceInfo]:
     """Config, queue now and live figures of each instance; with `check=true`, health too
     (an instance this server has not used yet is not loaded just to be checked) and the
-    server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them."""
-    return await service.instances(check=check)
+    server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them.
+    A non-admin key sees only its user's calls in the figures, and no server metrics."""
+    return await service.instances(caller, check=check)
 
 
-@router.get("/memory", response_model=Memory)
+@router.get("/memory", response_model=Memory, responses=error_responses(404))
 async def memory(service: ServiceDep, caller: Caller, user: str | None = None) -> Memory:
     return await service.memory(caller, user)
 
 
 # exclude_unset: a turn without a loop has no `earlier_iterations`, as the store exports it.
-@router.get("/memory/export", response_model=MemoryExport, response_model_exclude_unset=True)
+@router.get(
+    "/memory/export", response_model=MemoryExport, response_model_exclude_unset=True, responses=error_responses(404)
+)
 async def export(service: ServiceDep, caller: Caller, user: str | None = None) -> MemoryExport:
     return await service.export(caller, user)
 
 
-@router.delete("/memory", response_model=Deleted)
+@router.delete("/memory", response_model=Deleted, responses=error_responses(404))
 async def forget(service: ServiceDep, caller: Caller, user: str | None = None) -> Deleted:
     return await service.forget(caller, user)
 
@@ -92,6 +96,6 @@ async def hardware(caller: Caller) -> list[str]:
     return profile_names()
 
 
-@router.post("/plan", response_model=PlanResponse)
+@router.post("/plan", response_model=PlanResponse, responses=error_responses(400))
 async def plan(service: ServiceDep, body: PlanRequest, caller: Caller) -> PlanResponse:
     return service.plan(body)

@@ -3,35 +3,35 @@ replay and the live tail fit together)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
+from pydantic import Field
 
 from cantata.server.auth import Caller
 from cantata.server.deps import ServiceDep
-from cantata.server.errors import HTTPError
-from cantata.server.ids import MAX_ID, storable
+from cantata.server.errors import error_responses
+from cantata.server.ids import MAX_ID
 
 router = APIRouter(prefix="/api", tags=["events"])
 SSE: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"text/event-stream": {}}, "description": "Server-sent events, `id:` the store's seq."}
+    200: {"content": {"text/event-stream": {}}, "description": "Server-sent events, `id:` the store's seq."},
+    **error_responses(404),
 }
 
 
-def _after(last_event_id: str | None, after: int | None) -> int:
-    """Where a stream starts: after Last-Event-ID (a client reconnecting), else after `after`.
-    A position beyond what the store can hold is a 400 here, not an overflow mid-stream."""
-    if last_event_id is not None:
-        given = last_event_id.strip()
-        if not re.fullmatch(r"[0-9]{1,19}", given) or not storable(int(given)):
-            raise HTTPError(400, f"Last-Event-ID must be an event id (0 to {MAX_ID}), not '{given[:40]}'")
-        return int(given)
-    if after is not None and not storable(after):
-        raise HTTPError(400, f"after must be an event id (0 to {MAX_ID}), not {str(after)[:40]}")
-    return after or 0
+# A position is an event id the store can hold (ids.py): bounded here, so that the schema
+# says so and one beyond it is a 422 before it reaches a query, not an overflow mid-stream.
+Position = Annotated[int, Field(ge=0, le=MAX_ID)]
+LastEventId = Annotated[Position | None, Header(description="Where a reconnecting client resumes: after this id.")]
+After = Annotated[Position | None, Query(description="Start after this event id (Last-Event-ID, when sent, wins).")]
+
+
+def _after(last_event_id: int | None, after: int | None) -> int:
+    """Where a stream starts: after Last-Event-ID (a client reconnecting), else after `after`."""
+    return last_event_id if last_event_id is not None else after or 0
 
 
 def _response(stream: AsyncIterator[str]) -> StreamingResponse:
@@ -45,9 +45,9 @@ async def events(
     service: ServiceDep,
     caller: Caller,
     user: str | None = None,
-    after: int | None = None,
+    after: After = None,
     follow: bool = True,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: LastEventId = None,
 ) -> StreamingResponse:
     """Every event of the caller's turns (an admin: everyone's, or one user's with ?user=);
     with `follow=false`, only what is stored, then the stream ends."""
@@ -60,8 +60,8 @@ async def turn_events(
     service: ServiceDep,
     turn_id: int,
     caller: Caller,
-    after: int | None = None,
-    last_event_id: Annotated[str | None, Header()] = None,
+    after: After = None,
+    last_event_id: LastEventId = None,
 ) -> StreamingResponse:
     """One turn's events, from the start (or after Last-Event-ID), ending with the turn."""
     await service.turn(caller, turn_id)

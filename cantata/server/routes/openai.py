@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 
 from cantata.server.auth import Caller
 from cantata.server.deps import ServiceDep
-from cantata.server.errors import HTTPError
+from cantata.server.errors import HTTPError, error_responses
 from cantata.server.openai_shapes import completion
 from cantata.server.protocol import ChatCompletion, ChatRequest, ModelList
 from cantata.server.streaming import ChatStream
@@ -45,7 +45,8 @@ STREAM: dict[int | str, dict[str, Any]] = {
             "text/event-stream": {"schema": {"$ref": "#/components/schemas/ChatCompletionChunk"}},
         },
         "description": "The completion, or with `stream: true` its chunks as server-sent events.",
-    }
+    },
+    **error_responses(400, 404, 409, 502, 503, 504),
 }
 
 
