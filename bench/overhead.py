@@ -4,8 +4,10 @@ guard (function) -> coach (early); guard -> shadow -> {persona, plasticity, stab
 -> synth (final, also reads coach). Every figure is measured in this run:
   - one turn's wall time / the DAG's critical path;
   - per-node overhead at zero latency (whole turns, store writes included), and the
-    marginal cost of a node (7-node turn minus 1-node turn, per extra node), and both
-    again in a process confined to one CPU, where a crossing to a thread wakes no idle CPU;
+    marginal cost of a node (7-node turn minus 1-node turn, per extra node), on a SQLite
+    file, in-memory SQLite and PostgreSQL (a throwaway local cluster on a unix socket, as
+    the tests make it), and the SQLite ones again in a process confined to one CPU, where
+    a crossing to a thread wakes no idle CPU;
   - 200 sessions at once: wall time / critical path;
   - one crossing from the event loop to the store's thread and back, which the per-node
     figures at zero latency include a few times per turn.
@@ -18,6 +20,7 @@ import asyncio
 import multiprocessing
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +28,11 @@ from pathlib import Path
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
-from cantata.store import SqliteStore
+from cantata.store import SqliteStore, Store
+from cantata.store.postgres_store import PostgresStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' PostgreSQL helper
+from tests.helpers.postgres import running_postgres  # noqa: E402
 
 LATENCY = {"coach": 0.4, "shadow": 0.3, "persona": 0.5, "plasticity": 0.3, "stability": 0.4, "synth": 0.3}
 READS = {
@@ -95,7 +102,7 @@ async def turns(app: Cantata, pipeline: Pipeline, count: int, *, concurrent: boo
 
 async def measure() -> dict[str, float]:
     results: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, running_postgres() as postgres:
         folder = Path(tmp)
         pipeline = load_pipeline(write_pipeline(folder))
         path = critical_path(LATENCY)
@@ -111,22 +118,28 @@ async def measure() -> dict[str, float]:
         results["sessions_200_ratio"] = results["sessions_200_s"] / path
         await app.close()
 
-        results.update(await zero_latency(folder))
+        results.update(await zero_latency(folder, postgres_url=postgres.new_database()))
         results["crossing_us"] = await crossing_us()
         results["crossing_after_work_us"] = await crossing_us(500, work_s=0.001)
     results.update({f"{key}_one_cpu": value for key, value in zero_latency_on_one_cpu().items()})
     return results
 
 
-async def zero_latency(folder: Path, blocks: int = 12, block: int = 25) -> dict[str, float]:
+async def zero_latency(
+    folder: Path, blocks: int = 12, block: int = 25, *, postgres_url: str | None = None
+) -> dict[str, float]:
     """Sequential turns on instances that answer at once: what the runtime costs per node.
     Timed in blocks of `block` turns, the two pipelines' blocks alternating, and the median
-    block kept: on a shared machine one long run takes in whatever else ran meanwhile."""
+    block kept: on a shared machine one long run takes in whatever else ran meanwhile.
+    On PostgreSQL too if given its URL."""
     results: dict[str, float] = {}
     zero = {name: 0.0 for name in LATENCY}
     pipeline = load_pipeline(write_pipeline(folder))
     single = load_pipeline(write_pipeline(folder, only="coach"))
-    for label, store in (("file", None), ("memory", SqliteStore(":memory:"))):
+    stores: list[tuple[str, Store | None]] = [("file", None), ("memory", SqliteStore(":memory:"))]
+    if postgres_url is not None:
+        stores.append(("postgres", PostgresStore(postgres_url)))
+    for label, store in stores:
         app = Cantata(config(zero), home=folder / f"home-{label}", store=store)
         await turns(app, pipeline, 20, concurrent=False)
         await turns(app, single, 20, concurrent=False)
@@ -207,6 +220,9 @@ def main() -> None:
     )
     print(
         f"    each node beyond the first      {r['marginal_node_us_file']:.1f} us (SQLite file)   {r['marginal_node_us_memory']:.1f} us (in-memory SQLite)"
+    )
+    print(
+        f"    on PostgreSQL (local socket)    {r['per_node_us_postgres']:.1f} us per node   {r['marginal_node_us_postgres']:.1f} us each node beyond the first"
     )
     if "per_node_us_file_one_cpu" in r:
         print(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cantata import bundled as bundled_pipelines
-from cantata.config import DEFAULT_USER, cantata_home, load_config
+from cantata.config import DEFAULT_USER, cantata_home, database_url, load_config
 from cantata.errors import BackendUnavailable, CantataError
 from cantata.loader import Pipeline, load_pipeline, validate_pipeline
 from cantata.spec import pipeline_json_schema
@@ -237,7 +237,8 @@ def list_pipelines(as_json: bool) -> None:
 
     rows: list[dict[str, Any]] = []
     home = cantata_home()
-    deployed = with_store(lambda store, _: store.agent_versions()) if (home / "cantata.db").exists() else []
+    stored = database_url(load_config()) or (home / "cantata.db").exists()  # never create a SQLite file to list
+    deployed = with_store(lambda store, _: store.agent_versions()) if stored else []
     agent_paths = {
         f"{registry.AGENT_PREFIX}{v.name}": registry.version_dir(home, v.name, v.version) / "pipeline.yaml"
         for v in deployed

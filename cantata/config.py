@@ -2,6 +2,8 @@
 
 The instances config is looked up in this order: `--config FILE`, `$CANTATA_CONFIG`,
 `$CANTATA_HOME/config.yaml`, else one embedded instance named `local` serving every alias.
+The state (sessions, turns, the blackboard, events) is in SQLite under CANTATA_HOME, or on
+PostgreSQL when `$CANTATA_DB`, else the config's `database`, is a postgresql:// URL.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ FaultKind = Literal["unavailable", "http_500", "http_503", "http_429", "http_401
 
 # Whose turns they are when nobody says: the one user of a local, single-person setup.
 DEFAULT_USER = "local"
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def cantata_home() -> Path:
@@ -113,13 +117,36 @@ class InstancesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     instances: list[InstanceConfig] = Field(min_length=1)
+    database: str | None = Field(
+        None,
+        description="postgresql://USER:PASSWORD@HOST/DB to keep the state on PostgreSQL ($CANTATA_DB wins over "
+        "it); none: SQLite under CANTATA_HOME.",
+    )
     path: Path | None = Field(None, exclude=True)
+
+    @field_validator("database")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(POSTGRES_SCHEMES):
+            raise ValueError("not a postgresql:// URL (SQLite, the default, needs no setting)")
+        return value
 
     def instance_for(self, alias: str) -> InstanceConfig | None:
         return next((i for i in self.instances if i.serves_alias(alias)), None)
 
 
 DEFAULT_CONFIG = InstancesConfig(instances=[InstanceConfig(name="local", backend="embedded")])
+
+
+def database_url(config: InstancesConfig | None = None) -> str | None:
+    """The PostgreSQL URL of the state: $CANTATA_DB, else the config's `database`; None for
+    SQLite under CANTATA_HOME."""
+    env = os.environ.get("CANTATA_DB")
+    if env:
+        if not env.startswith(POSTGRES_SCHEMES):
+            raise ConfigError("CANTATA_DB is not a postgresql:// URL (unset it to keep the state in SQLite)")
+        return env
+    return config.database if config is not None else None
 
 
 def resolve_config_path(explicit: Path | None) -> Path | None:

@@ -18,6 +18,7 @@ CantataError                     (exit 1, HTTP 500)
 ├── OutputInvalid        a reply that does not validate against the agent's output model (422)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
 └── StoreError           the database refused a write or read
+    └── StoreUnavailable the database cannot be reached or opened at all (exit 2, HTTP 503)
 
 `Rejected` and `Skip` are not in the tree: they are signals, from a pipeline's `check` to
 have the model write its reply again, and from a `function` or `shortcut` to skip its agent
@@ -240,6 +241,15 @@ class OutputTruncated(OutputInvalid):
 
 class StoreError(CantataError):
     pass
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached (a PostgreSQL server down, a wrong URL): for the CLI,
+    like an unreachable instance, one line and exit 2; the message names the database
+    without its password."""
+
+    status = 503
+    exit_code = 2
 
 
 class SandboxUnavailable(UserError):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cantata.backends import make_backend
-from cantata.config import InstancesConfig
+from cantata.config import InstancesConfig, database_url
 from cantata.errors import CantataError
 from cantata.figures import LiveFigures, live_figures
 from cantata.server_metrics import scrape
@@ -18,8 +18,9 @@ WINDOW_S = 3600.0  # live figures cover the last hour
 
 async def instances_report(config: InstancesConfig, home: Path, *, check: bool) -> list[dict[str, Any]]:
     live: dict[str, LiveFigures] = {}
-    if (home / "cantata.db").exists():  # never create the store just to look at it
-        store = open_store(home)
+    url = database_url(config)
+    if url or (home / "cantata.db").exists():  # never create the SQLite file just to look at it
+        store = open_store(home, url)
         try:
             live = await live_figures(store, since_wall=time.time() - WINDOW_S)
         finally:

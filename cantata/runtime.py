@@ -14,7 +14,7 @@ from typing import Any
 
 from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
-from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home
+from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home, database_url
 from cantata.errors import CantataError, SessionBusy, SessionConflict, StoreError, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.leases import LeaseKeeper
@@ -79,7 +79,7 @@ class Cantata:
     def store(self) -> Store:
         """Opened on first use, so that rejected input never creates or touches the database."""
         if self._store is None:
-            self._store = open_store(self.home)
+            self._store = open_store(self.home, database_url(self.config))
             self.bus.attach(self._store)
         return self._store
 

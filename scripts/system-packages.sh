@@ -7,7 +7,9 @@
 #   python3     /usr/bin/python3, the sandbox's interpreter (.venv's is not mounted in it)
 #   python3-venv  ensurepip, without which Debian's python cannot make .venv
 #   g++         llama-cpp-python is published as source only: pip compiles llama.cpp
-# PostgreSQL joins this list when a test first uses it. When everything is present this
+#   postgresql  the store's tests run on SQLite and on a throwaway PostgreSQL cluster that
+#               tests/helpers/postgres.py makes with /usr/lib/postgresql/*/bin/initdb
+# When everything is present this
 # prints nothing and changes nothing; otherwise it says what it installs and why, runs
 # `apt-get update` once and installs only what is missing, as root or through sudo.
 set -euo pipefail
@@ -28,6 +30,8 @@ if ! command -v "$python" >/dev/null || ! "$python" -c "import ensurepip" 2>/dev
     need python3-venv "make creates .venv with $python -m venv, which needs ensurepip"
 fi
 command -v c++ >/dev/null || need g++ "pip compiles llama.cpp (llama-cpp-python) with a C++ compiler"
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null ||
+    need postgresql "the store's tests run on a throwaway PostgreSQL (no /usr/lib/postgresql/*/bin/initdb)"
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

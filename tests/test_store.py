@@ -421,6 +421,30 @@ async def test_events_without_a_write_are_committed_soon(store: Store) -> None:
     assert committed == [event] and event.seq is not None
 
 
+async def test_events_of_two_writers_at_once_get_unique_numbers_in_the_order_committed(
+    open_shared_store: StoreFactory,
+) -> None:
+    first, second = open_shared_store(), open_shared_store()
+    try:
+        turns = [(store, await new_turn(store, "ana")) for store in (first, second)]
+
+        async def write(store: Store, session_id: str, turn_id: int) -> None:
+            for n in range(20):
+                store.record_event(Event("agent_started", turn_id, session_id, 0.1, f"a{n}"))
+                await store.write_entry(
+                    turn_id=turn_id, user_id="ana", agent=f"a{n}", status="ok", output=n, error=None
+                )
+
+        await asyncio.gather(*(write(store, *turn) for store, turn in turns))
+        stored = await first.events_after(0, limit=1000)
+        assert len(stored) == 40 and [e.seq for e in stored] == sorted({e.seq for e in stored})  # type: ignore[type-var]
+        for _, (_, turn_id) in turns:  # each writer's in its own order
+            assert [e.agent for e in stored if e.turn_id == turn_id] == [f"a{n}" for n in range(20)]
+    finally:
+        await first.close()
+        await second.close()
+
+
 async def test_turn_events_are_each_turns_stored_events_in_order(store: Store) -> None:
     first_session, first = await new_turn(store, "ana")
     second_session, second = await new_turn(store, "ben")

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from cantata.config import cantata_home
+from cantata.config import cantata_home, database_url, load_config
 from cantata.factory import registry
 from cantata.store import AgentVersion, Store, open_store
 
@@ -24,7 +24,7 @@ def with_store(action: Callable[[Store, Path], Awaitable[T]]) -> T:
     home = cantata_home()
 
     async def go() -> T:
-        store = open_store(home)
+        store = open_store(home, database_url(load_config()))
         try:
             return await action(store, home)
         finally:

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cantata import __version__
-from cantata.config import InstancesConfig, cantata_home, load_config
+from cantata.config import InstancesConfig, cantata_home, database_url, load_config
 from cantata.errors import UserError
 from cantata.runtime import Cantata, Forgetter
 from cantata.server.auth import Admin, Auth, is_loopback
@@ -32,6 +32,7 @@ from cantata.server.openapi import complete_openapi
 from cantata.server.protocol import Health
 from cantata.server.routes import api, events, openai
 from cantata.server.service import Service
+from cantata.store import open_store
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
@@ -154,6 +155,16 @@ def create_app(
     return app
 
 
+async def reach_store(home: Path, config: InstancesConfig) -> None:
+    """Open the store once: a database that cannot be reached fails `cantata serve` before it
+    binds, in one line (StoreUnavailable, exit 2), not every request after."""
+    store = open_store(home, database_url(config))
+    try:
+        await store.get_session("")
+    finally:
+        await store.close()
+
+
 def run_server(
     *,
     host: str,
@@ -174,6 +185,7 @@ def run_server(
         check_bind(host, keys)
     finally:
         keys.close()
+    asyncio.run(reach_store(home, config))
     app = create_app(
         config,
         home=home,

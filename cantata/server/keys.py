@@ -3,7 +3,8 @@
 A key is found by its public id, then its hash is compared in constant time, so neither
 a timing difference nor a stolen database reveals a usable key. The table is created by
 the store's migration 004_api_keys; this module keeps its own connection to the same
-file, because keys are the server's concern, not the turn's.
+file, because keys are the server's concern, not the turn's. The keys stay in the SQLite
+file under CANTATA_HOME even when the state is on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cantata.errors import StoreError, UserError
-from cantata.store import open_store
+from cantata.store import SqliteStore
 
 PREFIX = "cnt_"
 
@@ -47,7 +48,7 @@ class KeyRing:
     @classmethod
     async def open(cls, home: Path) -> KeyRing:
         """The key ring of the store under `home`, created and migrated if need be."""
-        store = open_store(home)
+        store = SqliteStore(home / "cantata.db")
         try:
             await store.get_session("")  # the first call opens the file and applies the migrations
         finally:

@@ -1,6 +1,6 @@
 """The store: every concern's protocol (`protocols.py`) in one, over the typed rows (`rows.py`).
 
-Callers import these names from `cantata.store`; `sqlite.py` is one implementation among others.
+Callers import these names from `cantata.store`; `sqlite_store.py` is one implementation among others.
 """
 
 from __future__ import annotations

@@ -1,30 +1,31 @@
-"""The SQLite store: one file under CANTATA_HOME (or one database in memory), one connection.
+"""The store's methods, the same on SQLite and PostgreSQL: one class over a connection that
+takes the statements of both (`connection.py`), behind the group committer.
 
-Every read and write runs on the connection's one thread, through the group committer
+Every read and write runs on the connection's one thread, through the committer
 (`committer.py`, datasette's pattern: one thread owns the connection and is the only
-writer), so the event loop never waits on the disk and the writes of one loop tick share
-one commit. This module holds the store's methods; the longer reads are in
-`sqlite_queries.py`, the connection's settings in `sqlite_db.py`, the schema in
-`migrations.py`.
+writer of its store), so the event loop never waits on the database and the writes of one
+loop tick share one commit. The longer reads are in `queries.py`, the schema in
+`migrations.py`; what differs between the databases (opening, the transactions, a few
+words of SQL) is in `sqlite_store.py` and `postgres_store.py`.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from functools import partial
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import sqlite_queries as queries
+from cantata.store import queries
 from cantata.store.committer import Committer
+from cantata.store.connection import Connection
 from cantata.store.encoding import encode, encode_lenient
-from cantata.store.migrations import migrate
 from cantata.store.protocols import RECENT_TURNS, Committed
 from cantata.store.rows import (
     AgentVersion,
@@ -41,39 +42,67 @@ from cantata.store.rows import (
     TurnRow,
     UnfinishedTurn,
 )
-from cantata.store.sqlite_db import connect, explain, transaction
 
 T = TypeVar("T")
-Write = Callable[[sqlite3.Connection], Any]
+C = TypeVar("C", bound=Connection)
 
 
-class SqliteStore:
-    def __init__(self, path: Path | str) -> None:
+class SqlStore(ABC, Generic[C]):
+    """A `Store` over one connection of type C. A subclass says how to connect and the few
+    things the databases do differently (the class variables, `_migrate` and `_snapshot`)."""
+
+    # The driver's errors: any of them, and a key's uniqueness refused.
+    driver_error: ClassVar[type[Exception]]
+    integrity_error: ClassVar[type[Exception]]
+    # A session's order among those created at the same instant (SQLite: its rowid).
+    session_tiebreak: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        where: str,
+        connect: Callable[[], C],
+        close: Callable[[C], None],
+        transaction: Callable[[C], AbstractContextManager[object]],
+        store_events: Callable[[C, list[queries.EventValues]], int],
+        explain: Callable[[BaseException], str] = str,
+    ) -> None:
         """Opening does no I/O on the caller's thread: the committer's thread opens the
-        file (and migrates it) before any other job. `":memory:"` is a private database."""
-        self.path = path
-        self._committer: Committer[sqlite3.Connection, queries.EventValues] = Committer(
-            name=str(path),
+        database (and migrates it) before any other job. `where` names it in errors, and
+        `explain` says the driver's errors in them."""
+        self.where = where
+        self._explain = explain
+        self._connect, self._close = connect, close
+        self._committer: Committer[C, queries.EventValues] = Committer(
+            name=where,
             open=self._open,
-            close=sqlite3.Connection.close,
+            close=close,
             transaction=transaction,
-            store_events=queries.insert_events,
+            store_events=store_events,
             explain=explain,
         )
 
-    def _open(self) -> sqlite3.Connection:
-        db = connect(self.path)
+    def _open(self) -> C:
+        db = self._connect()
         try:
-            migrate(db, self.path)
+            self._migrate(db)
         except BaseException:
-            db.close()
+            self._close(db)
             raise
         return db
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._committer.read(partial(_guarded, self.path, fn))
+    @abstractmethod
+    def _migrate(self, db: C) -> list[str]:
+        """Apply the migrations not yet applied (`migrations.migrate`); return their names."""
 
-    async def commit(self, write: Write) -> Any:
+    @abstractmethod
+    def _snapshot(self, db: C) -> AbstractContextManager[object]:
+        """A transaction whose statements all read one snapshot of the database."""
+
+    async def _read(self, fn: Callable[[C], T]) -> T:
+        return await self._committer.read(partial(_guarded, self.where, self.driver_error, self._explain, fn))
+
+    async def commit(self, write: Callable[[C], Any]) -> Any:
         """Run `write` in the transaction shared by the writes of this tick and return its
         result once committed."""
         return await self._committer.write(write)
@@ -84,17 +113,17 @@ class SqliteStore:
         return SessionRow(id=secrets.token_hex(8), user_id=user_id, pipeline=pipeline)
 
     async def get_session(self, session_id: str) -> SessionRow | None:
-        def read(db: sqlite3.Connection) -> SessionRow | None:
+        def read(db: C) -> SessionRow | None:
             row = db.execute("SELECT id, user_id, pipeline FROM sessions WHERE id = ?", (session_id,)).fetchone()
             return SessionRow(*row) if row else None
 
         return await self._read(read)
 
     async def sessions(self, user_id: str) -> list[SessionInfo]:
-        def read(db: sqlite3.Connection) -> list[SessionInfo]:
+        def read(db: C) -> list[SessionInfo]:
             rows = db.execute(
                 "SELECT id, user_id, pipeline, created_at, turn_count, summary FROM sessions"
-                " WHERE user_id = ? ORDER BY created_at DESC, rowid DESC",
+                f" WHERE user_id = ? ORDER BY created_at DESC, {self.session_tiebreak} DESC",
                 (user_id,),
             ).fetchall()
             return [SessionInfo(*row) for row in rows]
@@ -106,9 +135,11 @@ class SqliteStore:
     ) -> StartedTurn:
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> StartedTurn:
+        def write(db: C) -> StartedTurn:
             if new_session:
-                db.execute("INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)", (session.user_id, now))
+                db.execute(
+                    "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (session.user_id, now)
+                )
                 # Created with its first turn counted: nobody else can number a turn of it yet.
                 db.execute(
                     "INSERT INTO sessions (id, user_id, pipeline, created_at, turn_count) VALUES (?, ?, ?, ?, 1)",
@@ -124,10 +155,10 @@ class SqliteStore:
                 if counted is None:
                     raise StoreError(f"no session '{session.id}'")
                 number = int(counted[0])
-            cur = db.execute(
-                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?)", (session.id, number, now)
-            )
-            turn_id = int(cur.lastrowid or 0)
+            (turn_id,) = db.execute(
+                "INSERT INTO turns (session_id, number, started_at) VALUES (?, ?, ?) RETURNING id",
+                (session.id, number, now),
+            ).fetchone()
             db.execute(
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
                 (turn_id, message, now),
@@ -149,7 +180,7 @@ class SqliteStore:
     def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: C) -> None:
             db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
             db.executemany(queries.INSERT_REPLY, [(turn_id, agent, text, now) for agent, text in replies])
 
@@ -158,13 +189,13 @@ class SqliteStore:
     def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
         row = (turn_id, agent, text, time.time())
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: C) -> None:
             db.execute(queries.INSERT_REPLY, row)
 
         return self._committer.write(write, soon=False)
 
     async def get_turn(self, turn_id: int) -> TurnRow | None:
-        def read(db: sqlite3.Connection) -> TurnRow | None:
+        def read(db: C) -> TurnRow | None:
             rows = queries.turn_rows(db, "t.id = ?", (turn_id,))
             return rows[0] if rows else None
 
@@ -186,7 +217,7 @@ class SqliteStore:
         return await self._read(lambda db: queries.turn_messages(db, user_id, turns))
 
     async def unfinished_turn(self, turn_id: int) -> UnfinishedTurn | None:
-        def read(db: sqlite3.Connection) -> UnfinishedTurn | None:
+        def read(db: C) -> UnfinishedTurn | None:
             row = db.execute(
                 """
                 SELECT s.id, s.user_id, s.pipeline, t.number,
@@ -202,7 +233,7 @@ class SqliteStore:
         return await self._read(read)
 
     async def running_turns(self, session_id: str | None = None) -> list[int]:
-        def read(db: sqlite3.Connection) -> list[int]:
+        def read(db: C) -> list[int]:
             where, params = (
                 ("status = 'running' AND session_id = ?", (session_id,)) if session_id else ("status = 'running'", ())
             )
@@ -214,7 +245,7 @@ class SqliteStore:
         return await self._read(lambda db: queries.summary(db, session_id))
 
     async def set_summary(self, session_id: str, summary: str, upto: int) -> None:
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: C) -> None:
             db.execute("UPDATE sessions SET summary = ?, summary_upto = ? WHERE id = ?", (summary, upto, session_id))
 
         await self.commit(write)
@@ -231,11 +262,14 @@ class SqliteStore:
     ) -> str | None:
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> str | None:
+        def write(db: C) -> str | None:
+            # The lease row's columns named with its table: PostgreSQL finds a bare `holder`
+            # ambiguous beside `excluded.holder`.
             db.execute(
                 "INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at"
-                " WHERE holder = excluded.holder OR expires_at < ? OR holder = ?",
+                " WHERE session_leases.holder = excluded.holder OR session_leases.expires_at < ?"
+                " OR session_leases.holder = ?",
                 (session_id, holder, now + ttl_s, now, take_from),
             )
             (current,) = db.execute("SELECT holder FROM session_leases WHERE session_id = ?", (session_id,)).fetchone()
@@ -270,10 +304,10 @@ class SqliteStore:
             raise StoreError(f"the output of agent '{agent}' is not JSON data: {exc}") from exc
         row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: C) -> None:
             try:
                 db.execute(queries.INSERT_ENTRY, row)
-            except sqlite3.IntegrityError as exc:
+            except self.integrity_error as exc:
                 which = f" (iteration {iteration})" if iteration else ""
                 raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
 
@@ -333,12 +367,16 @@ class SqliteStore:
     async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:
         await self._committer.flush()
 
-        def read(db: sqlite3.Connection) -> list[InstanceEvent]:
+        # One user's, or everyone's: the condition is left out rather than written as
+        # `? IS NULL OR ...`, whose parameter PostgreSQL cannot type.
+        mine, params = ("", (since_wall,)) if user_id is None else (" AND s.user_id = ?", (since_wall, user_id))
+
+        def read(db: C) -> list[InstanceEvent]:
             rows = db.execute(
                 "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
                 " JOIN sessions s ON s.id = t.session_id"
-                " WHERE e.wall >= ? AND e.agent IS NOT NULL AND (? IS NULL OR s.user_id = ?) ORDER BY e.id",
-                (since_wall, user_id, user_id),
+                f" WHERE e.wall >= ? AND e.agent IS NOT NULL{mine} ORDER BY e.id",
+                params,
             ).fetchall()
             return [
                 InstanceEvent(turn_id, kind, agent, json.loads(data), status)
@@ -354,8 +392,8 @@ class SqliteStore:
     ) -> int:
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> int:
-            db.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (name, now))
+        def write(db: C) -> int:
+            db.execute("INSERT INTO agents (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (name, now))
             (version,) = db.execute(
                 "UPDATE agents SET latest_version = latest_version + 1, active_version = latest_version + 1"
                 " WHERE name = ? RETURNING latest_version",
@@ -372,7 +410,7 @@ class SqliteStore:
         return version
 
     async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
-        def read(db: sqlite3.Connection) -> list[AgentVersion]:
+        def read(db: C) -> list[AgentVersion]:
             rows = db.execute(
                 "SELECT v.name, v.version, v.created_at, v.version = a.active_version, v.forced, v.sandboxed,"
                 " v.task_turn, v.summary FROM agent_versions v JOIN agents a ON a.name = v.name"
@@ -388,7 +426,7 @@ class SqliteStore:
         return await self._read(read)
 
     async def activate_agent(self, name: str, version: int) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
+        def write(db: C) -> bool:
             found = db.execute(
                 "SELECT 1 FROM agent_versions WHERE name = ? AND version = ?", (name, version)
             ).fetchone()
@@ -400,7 +438,7 @@ class SqliteStore:
         return done
 
     async def remove_agent(self, name: str) -> int:
-        def write(db: sqlite3.Connection) -> int:
+        def write(db: C) -> int:
             (count,) = db.execute("SELECT COUNT(*) FROM agent_versions WHERE name = ?", (name,)).fetchone()
             db.execute("DELETE FROM agents WHERE name = ?", (name,))
             return int(count)
@@ -411,10 +449,10 @@ class SqliteStore:
     # -- a user's data --------------------------------------------------------------------
 
     async def export_user(self, user_id: str) -> dict[str, Any]:
-        def read(db: sqlite3.Connection) -> dict[str, Any]:
+        def read(db: C) -> dict[str, Any]:
             # Its statements read one snapshot: a turn another process adds between them
             # would otherwise appear in one (its messages) and not in another (the turns).
-            with transaction(db, immediate=False):
+            with self._snapshot(db):
                 return queries.export_user(db, user_id)
 
         await self._committer.flush()
@@ -422,17 +460,18 @@ class SqliteStore:
 
     async def forget_user(self, user_id: str) -> Forgotten:
         deleted: Forgotten = await self.commit(partial(queries.forget_user, user_id=user_id))
-        # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
-        # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
-        # reader of another process holding an older snapshot can delay that until it is done.
-        await self._read(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+        await self._read(self._erase_deleted)
         return deleted
+
+    def _erase_deleted(self, db: C) -> None:
+        """Whatever the database keeps of deleted rows beyond the rows themselves, erased
+        after a user is forgotten; nothing by default."""
 
     # -- schema and lifetime --------------------------------------------------------------
 
     async def migrate(self) -> list[str]:
         """Apply the migrations not yet applied, in order; return their names."""
-        return await self._read(lambda db: migrate(db, self.path))
+        return await self._read(self._migrate)
 
     async def applied_migrations(self) -> list[str]:
         return await self._read(lambda db: [row[0] for row in db.execute("SELECT name FROM migrations ORDER BY name")])
@@ -441,8 +480,10 @@ class SqliteStore:
         await self._committer.close()
 
 
-def _guarded(where: object, fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
+def _guarded(
+    where: str, error: type[Exception], explain: Callable[[BaseException], str], fn: Callable[[C], T], db: C
+) -> T:
     try:
         return fn(db)
-    except sqlite3.Error as exc:
+    except error as exc:
         raise StoreError(f"reading {where} failed: {explain(exc)}") from exc

@@ -1,4 +1,5 @@
-"""The SQLite store's longer reads, as functions of a connection (run on the store's thread).
+"""The store's longer reads, as functions of a connection (run on the store's thread), in
+SQL that SQLite and PostgreSQL both take.
 
 Each read is one statement whatever the number of rows it gathers (a user's turns, a
 turn's replies, the latest entry of each memory agent), so its cost does not grow with
@@ -9,11 +10,11 @@ takes one statement per `CHUNK` ids (SQLite bounds the parameters of one stateme
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, TypeVar, cast
 
 from cantata.events import Event, EventType
+from cantata.store.connection import Connection
 from cantata.store.protocols import RECENT_TURNS
 from cantata.store.rows import EntryRow, Forgotten, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRef, TurnRow
 
@@ -27,7 +28,7 @@ INSERT_ENTRY = (
 INSERT_REPLY = "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)"
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
 CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
-ALL = -1  # as a LIMIT: no limit
+ALL = 2**63 - 1  # as a LIMIT: no limit (PostgreSQL takes no negative one)
 
 R = TypeVar("R", EntryRow, Event)
 
@@ -53,9 +54,10 @@ def by_turn(turn_ids: Iterable[int], rows: Iterable[R]) -> dict[int, list[R]]:
     return found
 
 
-def insert_events(db: sqlite3.Connection, rows: list[EventValues]) -> int:
+def insert_events(db: Connection, rows: list[EventValues]) -> int:
     """Insert buffered events with consecutive ids after the largest; return that largest.
-    Under BEGIN IMMEDIATE no other writer can take the same ids. Events of turns deleted
+    Under SQLite's BEGIN IMMEDIATE (PostgreSQL: a lock on the table, see postgres_store.py) no
+    other writer can take the same ids, and ids follow the order of commits. Events of turns deleted
     meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
     (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
     # Which of their turns exist, asked once per turn rather than once per event (in
@@ -70,14 +72,12 @@ def insert_events(db: sqlite3.Connection, rows: list[EventValues]) -> int:
     return int(base)
 
 
-def summary(db: sqlite3.Connection, session_id: str) -> SessionSummary:
+def summary(db: Connection, session_id: str) -> SessionSummary:
     row = db.execute("SELECT summary, summary_upto FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return SessionSummary(str(row[0]), int(row[1])) if row else SessionSummary("", 0)
 
 
-def recent_turns(
-    db: sqlite3.Connection, session_id: str, before_turn: int, after_number: int, limit: int
-) -> list[PastTurn]:
+def recent_turns(db: Connection, session_id: str, before_turn: int, after_number: int, limit: int) -> list[PastTurn]:
     rows = db.execute(
         """
         SELECT t.id, t.number,
@@ -92,7 +92,7 @@ def recent_turns(
     return [PastTurn(*row) for row in reversed(rows)]
 
 
-def turn_messages(db: sqlite3.Connection, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
+def turn_messages(db: Connection, user_id: str, turns: Sequence[TurnRef]) -> dict[TurnRef, str]:
     """One statement per CHUNK // 2 turns (two parameters each): the user's first message of
     each turn, found by the (session_id, number) index, of the user's sessions only."""
     distinct = list(dict.fromkeys(turns))
@@ -112,9 +112,7 @@ def turn_messages(db: sqlite3.Connection, user_id: str, turns: Sequence[TurnRef]
     return found
 
 
-def latest_outputs(
-    db: sqlite3.Connection, user_id: str, agents: Sequence[str], before_turn: int
-) -> dict[str, EntryRow]:
+def latest_outputs(db: Connection, user_id: str, agents: Sequence[str], before_turn: int) -> dict[str, EntryRow]:
     """One statement for all the agents: a UNION of one indexed look-up per agent (a window
     over the user's entries would read every entry they ever had)."""
     if not agents:
@@ -122,7 +120,7 @@ def latest_outputs(
     one = (
         f"SELECT * FROM (SELECT {ENTRY_COLUMNS} FROM blackboard"
         " WHERE user_id = ? AND agent = ? AND status = 'ok' AND turn_id < ?"
-        " ORDER BY turn_id DESC, iteration DESC LIMIT 1)"
+        " ORDER BY turn_id DESC, iteration DESC LIMIT 1) AS latest"
     )
     rows = db.execute(
         " UNION ALL ".join([one] * len(agents)), [value for a in agents for value in (user_id, a, before_turn)]
@@ -131,7 +129,7 @@ def latest_outputs(
     return {agent: found[agent] for agent in agents if agent in found}  # in the order asked for
 
 
-def turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
+def turn_context(db: Connection, session: SessionRow, turn_id: int, memory: Sequence[str]) -> TurnContext:
     text, upto = summary(db, session.id)
     return TurnContext(
         memory=latest_outputs(db, session.user_id, memory, turn_id),
@@ -141,9 +139,7 @@ def turn_context(db: sqlite3.Connection, session: SessionRow, turn_id: int, memo
     )
 
 
-def turn_rows(
-    db: sqlite3.Connection, where: str, params: tuple[Any, ...], *, order: str = "t.number, t.id"
-) -> list[TurnRow]:
+def turn_rows(db: Connection, where: str, params: tuple[Any, ...], *, order: str = "t.number, t.id") -> list[TurnRow]:
     """The turns `where` says, in `order`, each with its replies: one row per reply (or one
     for a turn without any), grouped here."""
     rows = db.execute(
@@ -168,7 +164,7 @@ def turn_rows(
     return turns
 
 
-def event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limit: int) -> list[Event]:
+def event_rows(db: Connection, where: str, params: tuple[Any, ...], limit: int) -> list[Event]:
     rows = db.execute(
         "SELECT e.id, e.turn_id, t.session_id, s.user_id, e.type, e.agent, e.at_s, e.wall, e.data"
         " FROM events e JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
@@ -181,7 +177,7 @@ def event_rows(db: sqlite3.Connection, where: str, params: tuple[Any, ...], limi
     ]
 
 
-def turn_events(db: sqlite3.Connection, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
+def turn_events(db: Connection, turn_ids: Sequence[int]) -> dict[int, list[Event]]:
     """The events of the turns, by turn, in the order stored: one statement per chunk of
     turns (a turn's events are all in its chunk's, so they stay in order)."""
     return by_turn(
@@ -194,7 +190,7 @@ def turn_events(db: sqlite3.Connection, turn_ids: Sequence[int]) -> dict[int, li
     )
 
 
-def entry_rows(db: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[EntryRow]:
+def entry_rows(db: Connection, where: str, params: Sequence[Any]) -> list[EntryRow]:
     """The entries `where` says, in the order written (a looped agent's iterations in turn)."""
     rows = db.execute(
         f"SELECT {ENTRY_COLUMNS} FROM blackboard WHERE {where} ORDER BY created_at, iteration", params
@@ -202,9 +198,7 @@ def entry_rows(db: sqlite3.Connection, where: str, params: Sequence[Any]) -> lis
     return [entry(row) for row in rows]
 
 
-def entry_histories(
-    db: sqlite3.Connection, turn_ids: Sequence[int], agents: Sequence[str] | None
-) -> dict[int, list[EntryRow]]:
+def entry_histories(db: Connection, turn_ids: Sequence[int], agents: Sequence[str] | None) -> dict[int, list[EntryRow]]:
     """Every entry of the turns (of `agents` only, if given), by turn, in the order written:
     one statement per chunk of turns."""
     if agents is None:
@@ -235,7 +229,7 @@ def entry(row: tuple[Any, ...]) -> EntryRow:
     )
 
 
-def export_user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
+def export_user(db: Connection, user_id: str) -> dict[str, Any]:
     """Everything stored about the user in four statements (sessions, turns, messages,
     entries), however many turns they had, assembled here."""
     sessions: dict[str, dict[str, Any]] = {
@@ -273,7 +267,7 @@ def export_user(db: sqlite3.Connection, user_id: str) -> dict[str, Any]:
     return {"user": user_id, "sessions": list(sessions.values())}
 
 
-def forget_user(db: sqlite3.Connection, user_id: str) -> Forgotten:
+def forget_user(db: Connection, user_id: str) -> Forgotten:
     """Delete the user's rows and the agent versions built from their turns (one transaction:
     the caller's); what went, for the files beside them."""
     (sessions,) = db.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (user_id,)).fetchone()
