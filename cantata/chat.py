@@ -95,6 +95,8 @@ class TerminalChat:
         failed = [a.name for a in result.agents if a.status != "ok"]
         if failed:
             self.say(f"({result.status}: {', '.join(failed)} did not finish)")
+        if result.quality.note:
+            self.say(f"(quality: {result.quality.note})")
 
     def on_event(self, event: Event) -> None:
         if event.type == "early_delivered":

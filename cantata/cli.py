@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cantata import bundled as bundled_pipelines
-from cantata.config import DEFAULT_USER, cantata_home, database_url, load_config
+from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home, database_url, load_config
 from cantata.errors import BackendUnavailable, CantataError
 from cantata.loader import Pipeline, load_pipeline, validate_pipeline
 from cantata.spec import pipeline_json_schema
@@ -89,6 +89,7 @@ def run(pipeline: str, message: str, user: str, session: str | None, config_path
         app = Cantata(config)
         try:
             loaded = spec or load_pipeline(await registry.pipeline_path(app.store, app.home, pipeline))
+            _say_if_smoke_test_model(config, loaded)
             if session is not None:  # a turn of it cut by a crash finishes first, and is in this one's context
                 await app.check(loaded)
                 _say_resumed(await app.resume_unfinished(_only(loaded, user), session_id=session), err=True)
@@ -117,7 +118,9 @@ def chat(pipeline: str | None, user: str, session: str | None, config_path: Path
 
     name = pipeline or ("coaching" if "coaching" in bundled_pipelines.bundled() else "example")
     spec = bundled_pipelines.load(name)
-    app = Cantata(load_config(config_path))
+    config = load_config(config_path)
+    _say_if_smoke_test_model(config, spec)
+    app = Cantata(config)
 
     async def go() -> None:
         await app.check(spec)
@@ -189,10 +192,27 @@ def _say_resumed(resumed: Resumed, *, err: bool = False) -> None:
         click.echo(line, err=err)
 
 
+SMOKE_TEST_NOTE = (
+    "note: the embedded model (SmolLM2-135M) is a smoke-test model: it shows that a pipeline runs, "
+    "not what a real model replies (it often repeats itself). To connect a real one, see the README's "
+    'section "From the embedded model to vLLM".'
+)
+
+
+def _say_if_smoke_test_model(config: InstancesConfig, pipeline: Pipeline) -> None:
+    """On stderr (stdout may be JSON): whether a model agent of `pipeline` runs on the bundled model."""
+    aliases = {agent.model for agent in pipeline.spec.agents if not agent.is_function}
+    instances = [config.instance_for(alias) for alias in aliases]
+    if any(i is not None and i.backend == "embedded" and i.model is None for i in instances):
+        click.echo(SMOKE_TEST_NOTE, err=True)
+
+
 def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
     if result.final:
         click.echo(f"{result.final.agent} ({result.final.at_s:.1f} s): {result.final.text}\n")
     click.echo(f"turn {result.turn} of session {result.session} (user {result.user}): {result.status}")
+    if result.quality.note:
+        click.echo(f"quality: {result.quality.note}")
     for agent in result.agents:
         timing = f"{agent.finished_s:.2f} s" if agent.finished_s is not None else "-"
         where = f" on {agent.instance}" if agent.instance else ""
@@ -204,7 +224,8 @@ def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
         error = f": {agent.error}" if agent.error else ""
         if agent.status == "ok" and agent.finish_reason == "length":
             error = f": the reply was cut at max_tokens={pipeline.agents[agent.name].max_tokens}"
-        click.echo(f"  {agent.name:<12} {agent.status:<8} {timing}{where}{tokens}{error}")
+        repaired = f"; repaired: {'; '.join(agent.quality)}" if agent.status == "ok" and agent.quality else ""
+        click.echo(f"  {agent.name:<12} {agent.status:<8} {timing}{where}{tokens}{error}{repaired}")
 
 
 @cli.command()

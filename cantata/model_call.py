@@ -26,10 +26,12 @@ from cantata.context import CheckContext, FunctionContext
 from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
 from cantata.nodes import call_user, normalise
 from cantata.pool import Instance, rank
+from cantata.prompts import SCAFFOLD_STOPS
 from cantata.retry import not_waited, retryable, wait_s
 from cantata.spec import AgentSpec
 from cantata.speed import FLOOR_S, SLACK
 from cantata.structured import OutputContract, repair_instruction
+from cantata.text_check import StreamGate, check_text
 from cantata.turn import AgentResult
 
 Emit = Callable[..., None]
@@ -150,9 +152,11 @@ class ModelCall:
         try:
             if self.contract is not None:
                 return self.contract.validate_text(text)
-            if not text.strip():
+            text, notes = check_text(text)
+            if not text:
                 raise OutputInvalid("the model returned an empty reply")
-            return text.strip()
+            self.result.quality += notes
+            return text
         except OutputInvalid as invalid:
             if finish != "length":
                 raise
@@ -229,6 +233,10 @@ class ModelCall:
             reply = await self._stream(self._request(messages), deadline)
         deadline.generating = False
         self._account(reply)
+        # The notes say what was done to the reply the agent ends with: its last generation's.
+        self.result.quality = []
+        if reply.stop is not None:
+            self.result.quality.append(f"cut where it began to echo the prompt's heading {reply.stop.strip()!r}")
         return reply.text, reply.finish
 
     def _request(self, messages: list[Message]) -> CompletionRequest:
@@ -242,6 +250,7 @@ class ModelCall:
             thinking=agent.thinking,
             priority=self.rank,
             agent=agent.name,
+            stop=SCAFFOLD_STOPS,
         )
 
     async def _stream(self, request: CompletionRequest, deadline: _Deadline) -> _Reply:
@@ -250,8 +259,12 @@ class ModelCall:
         parts: list[str] = []
         usage = Usage()
         finish: str | None = None
+        stop: str | None = None
         start = self.clock()
         first: float | None = None
+        # A text reply streams only what its check will keep (text_check.py), so a reader
+        # of the stream (the early reply, live) never shows text that is then cut.
+        gate = StreamGate() if request.schema is None else None
         try:
             with self.instance.breaker.call():
                 # Closed on the way out whatever happens (timeout, cancellation, an error here):
@@ -264,14 +277,19 @@ class ModelCall:
                             if first is None:
                                 first = self.clock() - start
                             parts.append(chunk.text)
-                            self.emit("agent_token", name, text=chunk.text)
+                            released = gate.feed(chunk.text) if gate is not None else chunk.text
+                            if released:
+                                self.emit("agent_token", name, text=released)
                         if chunk.usage is not None:
                             usage = chunk.usage
                         if chunk.finish_reason is not None:
                             finish = chunk.finish_reason
+                        stop = chunk.stop or stop
         finally:
             self._announce()
-        return _Reply("".join(parts), finish, usage, first, self.clock() - start)
+        if gate is not None and (rest := gate.flush()):
+            self.emit("agent_token", name, text=rest)
+        return _Reply("".join(parts), finish, stop, usage, first, self.clock() - start)
 
     def _announce(self) -> None:
         """Tell a change of the instance's circuit once, whichever call sees it first."""
@@ -305,6 +323,7 @@ class _Reply:
 
     text: str
     finish: str | None
+    stop: str | None  # the stop sequence that ended it, if one did
     usage: Usage
     first_token_s: float | None  # from the request to the first piece of text; None if none came
     total_s: float

@@ -24,6 +24,33 @@ from cantata.structured import OutputContract, format_instruction
 
 TokenCounter = Callable[[str], int]
 
+# The section headings this module writes into every prompt. A small model that runs past
+# its answer often writes the next heading it saw ("## Output") and carries on with a
+# prompt of its own, so each heading is also a stop sequence (SCAFFOLD_STOPS): one list,
+# written here, so a heading added to the prompt is a stop at once.
+SUMMARY = "## Summary of the conversation so far"
+EARLIER = "## Earlier in this conversation"
+MEMORY = "## What earlier turns recorded about this user (latest of each)"
+NEW_MESSAGE = "## The new message"
+OTHER_OUTPUTS = "## Outputs of other agents in this turn"
+ROLE = "## Your role:"
+OUTPUT = "## Output"
+SCAFFOLD_HEADINGS = (SUMMARY, EARLIER, MEMORY, NEW_MESSAGE, OTHER_OUTPUTS, ROLE, OUTPUT)
+# Each heading as the start of a line of the reply. The newline keeps a stop from ever
+# matching inside a JSON string (where a newline is written "\\n"), and a reply that opens
+# with a heading is left to the runtime's own check (model_call.py), which removes it.
+
+
+def _stops(headings: tuple[str, ...]) -> tuple[str, ...]:
+    """Each heading's fixed words ("## Your role" of "## Your role: coach"), at a line's
+    start; a heading another one begins with ("## Outputs of ..." after "## Output") adds nothing."""
+    fixed = sorted({heading.split(":")[0].split(" (")[0] for heading in headings})
+    kept = [h for h in fixed if not any(h != other and h.startswith(other) for other in fixed)]
+    return tuple("\n" + heading for heading in kept)
+
+
+SCAFFOLD_STOPS = _stops(SCAFFOLD_HEADINGS)
+
 
 @dataclass(frozen=True)
 class Briefing:
@@ -89,9 +116,9 @@ def _render(preamble: str, memory: dict[str, Any], summary: str, turns: list[Pas
     the turn."""
     parts = [preamble.strip()] if preamble.strip() else []
     if summary:
-        parts.append(f"## Summary of the conversation so far\n{summary.strip()}")
+        parts.append(f"{SUMMARY}\n{summary.strip()}")
     if turns or dropped:
-        lines = ["## Earlier in this conversation"]
+        lines = [EARLIER]
         if dropped:
             lines.append(f"({dropped} earlier turns omitted)")
         for turn in turns:
@@ -100,7 +127,7 @@ def _render(preamble: str, memory: dict[str, Any], summary: str, turns: list[Pas
                 lines.append(f"[turn {turn.number}] Reply: {turn.reply}")
         parts.append("\n".join(lines))
     if memory:
-        lines = ["## What earlier turns recorded about this user (latest of each)"]
+        lines = [MEMORY]
         for agent, output in memory.items():
             lines.append(f"### {agent}\n{_as_text(output)}")
         parts.append("\n".join(lines))
@@ -108,7 +135,7 @@ def _render(preamble: str, memory: dict[str, Any], summary: str, turns: list[Pas
 
 
 def _opening(message: str) -> str:
-    return f"## The new message\n{message}\n"
+    return f"{NEW_MESSAGE}\n{message}\n"
 
 
 def build_messages(
@@ -129,14 +156,14 @@ def build_messages(
     """
     lines = [briefing.message]
     if inputs or missing:
-        lines.append("## Outputs of other agents in this turn")
+        lines.append(OTHER_OUTPUTS)
         for name, output in inputs.items():
             lines.append(f"### {name}\n{_as_text(output)}")
         for name in missing:
             lines.append(f"### {name}\n(missing: this agent failed or was skipped)")
         lines.append("")
-    lines += [f"## Your role: {agent}", instructions.strip()]
-    lines.append("\n## Output\n" + format_instruction(contract))
+    lines += [f"{ROLE} {agent}", instructions.strip()]
+    lines.append(f"\n{OUTPUT}\n" + format_instruction(contract))
     return [Message("system", briefing.text), Message("user", "\n".join(lines))]
 
 

@@ -30,7 +30,15 @@ from cantata.prompts import Briefing, build_briefing, build_messages, reader_inp
 from cantata.spec import AgentSpec, LoopSpec
 from cantata.store import EntryRow, SessionRow, Store, TurnContext
 from cantata.structured import reply_text
-from cantata.turn import AgentResult, AgentStatus, Delivery, TurnResult, TurnStatus, is_agent_status
+from cantata.turn import (
+    AgentResult,
+    AgentStatus,
+    Delivery,
+    TurnResult,
+    TurnStatus,
+    is_agent_status,
+    turn_quality,
+)
 
 UNTIL_TIMEOUT_S = 30.0
 At = dict[str, int]  # where in the turn an event happened: {"iteration": n} inside a loop, else {}
@@ -134,6 +142,10 @@ class TurnRunner:
             final=self.final,
             agents=list(self.results.values()),
             conflicts=self.conflicts,
+            quality=turn_quality(
+                {r.name: r.quality for r in self.results.values() if r.status == "ok" and r.quality},
+                [d.agent for d in (self.early, self.final) if d is not None],
+            ),
         )
 
     def _restore_written(self) -> None:
@@ -329,6 +341,7 @@ class TurnRunner:
             cached_tokens=result.cached_tokens,
             completion_tokens=result.completion_tokens,
             finish_reason=result.finish_reason,
+            quality=result.quality,
             first_token_s=call.first_token_s if call else None,
             generation_s=call.generation_s if call else None,
             largest_prompt=call.largest_prompt if call else None,
@@ -431,7 +444,15 @@ class TurnRunner:
         """The one place an agent fails, whether it failed to run or its output could not be
         stored (at once or at its commit): its result says so and `agent_failed` is emitted."""
         result.status, result.output, result.error = "failed", None, error
-        self.emit("agent_failed", result.name, instance=result.instance, error=error, attempts=result.attempts, **at)
+        self.emit(
+            "agent_failed",
+            result.name,
+            instance=result.instance,
+            error=error,
+            attempts=result.attempts,
+            finish_reason=result.finish_reason,
+            **at,
+        )
 
     def _write(
         self, agent: AgentSpec, result: AgentResult, status: AgentStatus, output: Any, error: str | None, at: At

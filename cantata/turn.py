@@ -10,6 +10,7 @@ largest cost of a turn's result objects (about 4 us per node, bench in the commi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Annotated, Any, Literal, TypeGuard, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, TypeAdapter
@@ -54,6 +55,13 @@ class AgentResult:
     ] = None
     output: Any = None
     error: str | None = None
+    quality: Annotated[
+        list[str],
+        Field(
+            description="What Cantata's own checks repaired in the reply (an echo of the prompt's headings "
+            "cut, a repeated sentence cut to its first occurrence); empty when the reply needed no repair."
+        ),
+    ] = dataclass_field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _AGENT_RESULT.dump_python(self, mode="json")
@@ -74,6 +82,36 @@ class Delivery(BaseModel):
         return self.model_dump(mode="json")
 
 
+class TurnQuality(BaseModel):
+    """Whether the turn's replies are the model's own text or came from Cantata's repairs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repaired: dict[str, list[str]] = Field(
+        default_factory=dict, description="The agents whose reply was repaired, with what was repaired."
+    )
+    replies_repaired: bool = Field(
+        False, description="Every reply delivered to the person (early, final) came from such a repair."
+    )
+    note: str | None = Field(None, description="One line saying so; none when nothing was repaired.")
+
+
+def turn_quality(repaired: dict[str, list[str]], delivered: list[str]) -> TurnQuality:
+    """The turn's quality note from its agents' notes (`repaired`: only agents that have
+    any) and the agents whose replies were delivered."""
+    if not repaired:
+        return TurnQuality()
+    every = bool(delivered) and all(name in repaired for name in delivered)
+    names = ", ".join(repaired)
+    note = (
+        f"every reply of this turn was repaired by Cantata's checks ({names}): the model echoed its "
+        "prompt or repeated itself, so these replies say more about the model than about the pipeline"
+        if every
+        else f"Cantata's checks repaired the replies of {names}"
+    )
+    return TurnQuality(repaired=repaired, replies_repaired=every, note=note)
+
+
 class TurnResult(BaseModel):
     pipeline: str
     user: str
@@ -85,6 +123,7 @@ class TurnResult(BaseModel):
     final: Delivery | None
     agents: list[AgentResult]
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
+    quality: TurnQuality = Field(default_factory=TurnQuality)
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

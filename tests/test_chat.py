@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.pipelines import WriteFile, canned_config, scripted_config
 
 PIPELINE = """
 name: talk
@@ -24,8 +24,8 @@ agents:
 """
 
 
-def chat(write: WriteFile, stdin: bytes, *args: str) -> subprocess.CompletedProcess[str]:
-    config = scripted_config(write, fake={"latency_s": 0.01})
+def chat(write: WriteFile, stdin: bytes, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    config = config or scripted_config(write, fake={"latency_s": 0.01})
     done = subprocess.run(
         [sys.executable, "-m", "cantata", "chat", str(write("talk.yaml", PIPELINE)), "--config", str(config), *args],
         input=stdin,
@@ -58,3 +58,12 @@ def test_new_starts_a_session_and_bad_bytes_do_not_crash(write: WriteFile) -> No
 def test_unknown_session_is_refused(write: WriteFile) -> None:
     done = chat(write, b"hi\n", "--session", "nope")
     assert done.returncode == 2 and "no session 'nope'" in done.stderr
+
+
+def test_a_turn_whose_reply_was_repaired_says_so(write: WriteFile) -> None:
+    config = canned_config(write, {"merged": "You keep reaching for the phone at night. " * 3})
+    done = chat(write, b"I keep scrolling\n/quit\n", config=config)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "merged: You keep reaching for the phone at night." in lines
+    assert "(quality: Cantata's checks repaired the replies of merged)" in lines

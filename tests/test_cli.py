@@ -24,8 +24,20 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
     done = cantata("run", str(write("diamond.yaml", DIAMOND)), "--message", "hello", "--config", str(config), "--json")
     assert done.returncode == 0, done.stderr
     turn = json.loads(done.stdout)
-    assert set(turn) == {"pipeline", "user", "session", "turn", "status", "early", "final", "agents", "conflicts"}
+    assert set(turn) == {
+        "pipeline",
+        "user",
+        "session",
+        "turn",
+        "status",
+        "early",
+        "final",
+        "agents",
+        "conflicts",
+        "quality",
+    }
     assert turn["pipeline"] == "diamond" and turn["turn"] == 1 and turn["status"] == "ok"
+    assert turn["quality"] == {"repaired": {}, "replies_repaired": False, "note": None}
     assert turn["early"]["agent"] == "e" and turn["final"]["agent"] == "d"
     assert turn["early"]["at_s"] < turn["final"]["at_s"]
     agents = {a["name"]: a for a in turn["agents"]}
@@ -43,6 +55,7 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
             "finish_reason",
             "output",
             "error",
+            "quality",
         }
         assert agent["finish_reason"] == "stop"
         assert agent["status"] == "ok" and agent["instance"] == "fake" and agent["attempts"] == 1

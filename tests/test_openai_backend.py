@@ -578,6 +578,21 @@ async def test_server_streams_text_and_usage(llama_server: str) -> None:
 
 
 @pytest.mark.server
+async def test_server_reply_is_cut_at_a_stop_sequence_here_and_the_backend_serves_on(llama_server: str) -> None:
+    # llama-cpp-python's server is not sent the stops (it would not say which one matched):
+    # the backend cuts the reply at the first one and closes the response.
+    backend = OpenAICompatBackend(server_config(llama_server))
+    request = CompletionRequest([Message("user", "Say hello to Anna.")], max_tokens=32, temperature=0.0, stop=(" ",))
+    cut = await collect(backend, request)
+    whole = await collect(backend, CompletionRequest(request.messages, max_tokens=32, temperature=0.0))
+    await backend.close()
+    text = answer(cut)
+    assert text and " " not in text
+    assert cut[-1].finish_reason == "stop" and cut[-1].stop == " "
+    assert answer(whole).startswith(text + " ") and whole[-1].stop is None
+
+
+@pytest.mark.server
 async def test_server_schema_constrained_output(llama_server: str) -> None:
     backend = OpenAICompatBackend(server_config(llama_server))
     request = CompletionRequest(

@@ -43,6 +43,9 @@ class CompletionRequest:
     priority: int = 0
     # Who asks: for logs and for the scripted backend's deterministic outputs.
     agent: str = ""
+    # The reply ends where one of these would begin (it is not part of the reply); every
+    # backend honours them and says which one ended a reply (`Chunk.stop`).
+    stop: tuple[str, ...] = ()
 
 
 @dataclass
@@ -60,6 +63,8 @@ class Chunk:
     # On the final chunk: the backend's own reason the reply ended, as the OpenAI API names
     # them: "stop" (finished), "length" (cut at max_tokens), ...; None if it did not say.
     finish_reason: str | None = None
+    # On the final chunk: the request's stop sequence that ended the reply, if one did.
+    stop: str | None = None
 
 
 @dataclass

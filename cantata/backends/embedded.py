@@ -36,6 +36,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.backends.model_files import model_path
+from cantata.backends.stops import StopScanner
 from cantata.config import InstanceConfig
 from cantata.errors import BackendError, BackendUnavailable, CantataError
 
@@ -215,21 +216,31 @@ class EmbeddedBackend(Backend):
         )
         text: list[str] = []
         finish: str | None = None
+        # The request's stops are found here, not by llama.cpp, which would not say which
+        # one ended the reply (stops.py); the template's own go to llama.cpp above.
+        scanner = StopScanner(request.stop)
+
+        def emit(piece: str) -> None:
+            if piece:
+                text.append(piece)
+                put(Chunk(text=piece))
+
         try:
             for part in stream:
                 if cancelled.is_set():
                     break
                 choice: dict[str, Any] = part["choices"][0]  # type: ignore[index,assignment]
-                piece = choice["text"]
                 finish = choice.get("finish_reason") or finish
-                if piece:
-                    text.append(piece)
-                    put(Chunk(text=piece))
+                emit(scanner.feed(choice["text"]))
+                if scanner.matched is not None:
+                    finish = "stop"
+                    break  # closing the stream below stops the generation
         finally:
             stream.close()  # type: ignore[union-attr]
+        emit(scanner.flush())
         completion = llm.tokenize("".join(text).encode("utf-8"), add_bos=False, special=True)
         usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(completion), cached_tokens=cached)
-        return Chunk(usage=usage, finish_reason=finish)
+        return Chunk(usage=usage, finish_reason=finish, stop=scanner.matched)
 
     def _grammar(self, schema: dict[str, Any]) -> LlamaGrammar:
         key = json.dumps(grammar_schema(schema), sort_keys=True)

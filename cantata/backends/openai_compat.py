@@ -42,6 +42,7 @@ from pydantic_core import from_json
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Message, Usage
 from cantata.backends.plain_text import plain_text
+from cantata.backends.stops import StopScanner
 from cantata.config import InstanceConfig
 from cantata.errors import (
     BackendError,
@@ -131,6 +132,8 @@ class OpenAICompatBackend(Backend):
                 splitter = _ThinkSplitter(implicit=request.thinking is True)
                 cap = _ReplyCap(request.max_tokens, self.config.reply_bytes_per_token)
                 state = _StreamState(cap)
+                # Also where the server did not apply the stops (see request_body).
+                scanner = StopScanner(request.stop)
                 events = _whole_body(response, cap) if _is_json(response) else _sse_data(response, cap)
                 async for data, partial in events:
                     if partial:
@@ -139,17 +142,21 @@ class OpenAICompatBackend(Backend):
                         state.done = True
                         break
                     answer, reasoning = state.read_event(_parse_event(data, partial=partial), splitter)
+                    answer = scanner.feed(answer)
                     if answer or reasoning:
                         yield Chunk(text=answer, reasoning=reasoning)
-                    if cap.cut:
-                        break
-                if not state.done and state.finish_reason is None and not cap.cut:
+                    if cap.cut or scanner.matched is not None:
+                        break  # leaving the block closes the response: the server stops generating
+                if not state.done and state.finish_reason is None and not cap.cut and scanner.matched is None:
                     raise _Malformed("the stream ended before [DONE]")
                 answer, reasoning = splitter.flush()
+                answer = scanner.feed(answer) + scanner.flush()
                 if answer or reasoning:
                     yield Chunk(text=answer, reasoning=reasoning)
                 usage = state.result(request, self.count_tokens)
-                yield Chunk(usage=usage, finish_reason="length" if cap.cut else state.finish_reason)
+                stop = scanner.matched or (state.stop_reason if state.stop_reason in request.stop else None)
+                finish = "length" if cap.cut else "stop" if stop is not None else state.finish_reason
+                yield Chunk(usage=usage, finish_reason=finish, stop=stop)
 
     # count_tokens: the base class's rough count. Servers' tokenize endpoints differ (vLLM
     # /tokenize at the root, llama-server /tokenize, llama-cpp-python /extras/tokenize,
@@ -179,6 +186,13 @@ class OpenAICompatBackend(Backend):
                     "type": "json_schema",
                     "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
                 }
+        if request.stop and self.config.dialect == "vllm" and request.thinking is False:
+            # The stops are always applied here, to the answer (complete(): the response is
+            # closed at once, which aborts the generation). The server gets them too only when
+            # it can apply them as we do: vLLM names the stop in `stop_reason`, but matches it
+            # in the reasoning as well, which would end a thinking model's reply before its
+            # answer; llama-cpp-python's server would stop without saying why.
+            body["stop"] = list(request.stop)
         if request.thinking is not None:
             body["chat_template_kwargs"] = {"enable_thinking": request.thinking}
         if self.config.priority_scheduling:
@@ -391,6 +405,7 @@ class _StreamState:
         self.deltas = 0
         self.done = False
         self.finish_reason: str | None = None
+        self.stop_reason: Any = None  # vLLM: the stop string (or token id) that ended the reply
         self.server_reasons = False
 
     def read_event(self, event: dict[str, Any], splitter: _ThinkSplitter) -> tuple[str, str]:
@@ -410,6 +425,7 @@ class _StreamState:
             if not isinstance(reason, str):
                 raise _Malformed(f"finish_reason is not a string: {reason!r}")
             self.finish_reason = reason
+            self.stop_reason = choice.get("stop_reason")
         # A stream's chunk has a `delta`; a whole reply (stream ignored) has a `message`.
         delta = choice.get("delta", choice.get("message")) or {}
         if not isinstance(delta, dict):

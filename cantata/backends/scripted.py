@@ -5,7 +5,8 @@ text), after the configured latency, at the configured tokens/s, and fails at th
 configured rate with the configured `faults` (a server down, an HTTP error, a hang, a stream
 cut short, a reply that is not what was asked). The same seed, agent and prompt give the
 same answer and the same faults. Like a model, it stops at max_tokens (four characters a
-token) and then says so: finish_reason "length". With `parallel`, it computes that many
+token) and then says so: finish_reason "length"; it stops at the request's stop
+sequences too (canned replies can test that). With `parallel`, it computes that many
 calls at once and queues the rest, as a server with that many slots does.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cantata.backends.base import Backend, BackendInfo, Chunk, CompletionRequest, Usage
+from cantata.backends.stops import StopScanner
 from cantata.config import FaultKind, InstanceConfig
 from cantata.errors import BackendError, BackendHTTPError, BackendProtocolError, BackendUnavailable, ConfigError
 from cantata.structured import resolve_ref
@@ -66,6 +68,11 @@ class ScriptedBackend(Backend):
             finish = "stop"
             if len(pieces) > request.max_tokens:
                 pieces, finish = pieces[: request.max_tokens], "length"
+            # As a model does: a stop sequence within the tokens it wrote ends the reply there.
+            scanner = StopScanner(request.stop)
+            kept = scanner.feed("".join(pieces)) + scanner.flush()
+            if scanner.matched is not None:
+                pieces, finish = (_split_tokens(kept) if kept else []), "stop"
             if self.config.tokens_per_s:
                 delay = 1.0 / self.config.tokens_per_s
                 for piece in pieces:
@@ -78,7 +85,7 @@ class ScriptedBackend(Backend):
             if fault == "cut":
                 raise BackendProtocolError(f"instance '{self.name}': scripted failure (cut): the stream ended early")
         usage = Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=len(pieces))
-        yield Chunk(usage=usage, finish_reason=finish)
+        yield Chunk(usage=usage, finish_reason=finish, stop=scanner.matched)
 
     def _computing(self) -> AbstractAsyncContextManager[Any]:
         return self._slots if self._slots is not None else nullcontext()

@@ -56,6 +56,7 @@ def turn_info(result: TurnResult) -> CantataTurnInfo:
             )
             for a in result.agents
         ],
+        quality=result.quality,
     )
 
 

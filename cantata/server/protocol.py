@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cantata.planner.plan import Plan
+from cantata.turn import TurnQuality
 
 # -- errors ------------------------------------------------------------------------------
 
@@ -110,6 +111,7 @@ class CantataTurnInfo(BaseModel):
     early_agent: str | None
     final_agent: str | None
     agents: list[AgentSummary]
+    quality: TurnQuality = Field(description="Whether the replies came from Cantata's repairs (see /api/turns).")
 
 
 class AssistantMessage(BaseModel):
@@ -286,6 +288,10 @@ class TurnAgent(BaseModel):
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
+    finish_reason: str | None = Field(
+        description='Why its last model call ended: "stop", "length" (cut at max_tokens), ...; none for functions.'
+    )
+    quality: list[str] = Field(description="What Cantata's own checks repaired in its reply; empty if nothing.")
     output: Any
     error: str | None
     reads: list[str]
@@ -308,6 +314,7 @@ class TurnDetail(BaseModel):
     final: Delivery | None
     agents: list[TurnAgent]
     conflicts: list[dict[str, Any]]
+    quality: TurnQuality
     started_at: float | None
     finished_at: float | None
 

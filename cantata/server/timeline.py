@@ -1,5 +1,5 @@
 """A stored turn, rebuilt from its events and blackboard: the shape of `cantata run --json`
-plus what the timeline draws (time queued, retries, deliveries)."""
+plus what the timeline draws (time queued, retries, deliveries, replies cut or repaired)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from cantata.events import Event
 from cantata.loader import Pipeline
 from cantata.store import EntryRow, TurnRow
+from cantata.turn import turn_quality
 
 
 def turn_detail(
@@ -44,6 +45,8 @@ def turn_detail(
             agent["status"] = {"agent_finished": "ok", "agent_failed": "failed", "agent_skipped": "skipped"}[event.type]
             for key in ("prompt_tokens", "cached_tokens", "completion_tokens"):
                 agent[key] = event.data.get(key) or agent[key]
+            agent["finish_reason"] = event.data.get("finish_reason")  # a failed one too: cut, say
+            agent["quality"] = list(event.data.get("quality") or [])
             if "attempts" in event.data:
                 agent["attempts"] = event.data["attempts"]
             if event.data.get("error") or event.data.get("reason"):
@@ -76,6 +79,10 @@ def turn_detail(
         "final": final,
         "agents": list(agents.values()),
         "conflicts": conflicts,
+        "quality": turn_quality(
+            {a["name"]: a["quality"] for a in agents.values() if a["status"] == "ok" and a["quality"]},
+            [d["agent"] for d in (early, final) if d is not None],
+        ),
         "started_at": row.started_at,
         "finished_at": row.finished_at,
     }
@@ -94,6 +101,8 @@ def _blank(name: str) -> dict[str, Any]:
         "prompt_tokens": 0,
         "cached_tokens": 0,
         "completion_tokens": 0,
+        "finish_reason": None,
+        "quality": [],
         "output": None,
         "error": None,
         "reads": [],

@@ -32,10 +32,15 @@ def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
 RULED = "Before the line.\n\n---\n\nAfter the line."
 
 
+def canned_config(write: WriteFile, replies: dict[str, str], **options: object) -> Path:
+    """One scripted instance, `steady`, whose named agents reply as given (the others as scripted)."""
+    path = write("replies.yaml", "".join(f"{agent}: {json.dumps(text)}\n" for agent, text in replies.items()))
+    return scripted_config(write, steady={**options, "replies": str(path)})
+
+
 def ruled_config(write: WriteFile, **options: object) -> Path:
     """One scripted instance whose final agents (the example pipeline's `answer`) reply RULED."""
-    replies = write("replies.yaml", f"answer: {json.dumps(RULED)}\n")
-    return scripted_config(write, steady={**options, "replies": str(replies)})
+    return canned_config(write, {"answer": RULED}, **options)
 
 
 async def run_functions(write: WriteFile, home: Path, pipeline_yaml: str) -> tuple[TurnResult, TurnRow | None]:

@@ -1,5 +1,5 @@
-// A turn's timeline: one lane an agent (queued, running, retries), the critical path,
-// the early and final deliveries; live while the turn runs.
+// A turn's timeline: one lane an agent (queued, running, retries, a reply cut or repaired),
+// the critical path, the early and final deliveries; live while the turn runs.
 import { api, latestTurnId } from "../api.js";
 import { el, fmt, json, kv, put, svg } from "../dom.js";
 import { every, throttle } from "../lifecycle.js";
@@ -54,6 +54,17 @@ function drawGantt(turn, onPick) {
     } else if (a.finished_s != null) {
       lane.append(svg("rect", { class: `bar-${status}`, x: x(a.finished_s), y, height: ROW - 6, width: 3 }));
     }
+    // What the status "ok" does not say: a reply cut at max_tokens, or one Cantata's own
+    // checks repaired (an echo of the prompt cut, a repeated sentence cut): a mark past the bar.
+    const tail = x(a.finished_s ?? a.started_s ?? 0) + 4;
+    const marks = [];
+    if (a.finish_reason === "length") marks.push(["mark-cut", "✂", `${a.name}: reply cut at max_tokens`]);
+    if ((a.quality || []).length) marks.push(["mark-repaired", "◆", `${a.name}: repaired: ${a.quality.join("; ")}`]);
+    marks.forEach(([kind, symbol, title], k) => {
+      lane.setAttribute(`data-${kind}`, "true");
+      lane.append(svg("text", { class: kind, x: tail + 14 * k, y: y + 14, style: "fill: var(--critical); font-weight: bold" }, symbol,
+        svg("title", {}, title)));
+    });
     for (const retry of a.retries || []) {
       lane.append(svg("path", { class: "retry", d: `M${x(retry.at_s)},${y - 2} l5,8 l-10,0 z` },
         svg("title", {}, `${retry.kind}: ${retry.error || ""}`)));
@@ -86,6 +97,8 @@ export async function timeline(view, turnId) {
       kv(
         "instance", a.instance || "–", "queued", a.queued_s != null && a.started_s != null ? fmt(a.started_s - a.queued_s) : "–",
         "ran", a.started_s != null && a.finished_s != null ? fmt(a.finished_s - a.started_s) : "–",
+        "finish", a.finish_reason === "length" ? "cut at max_tokens (length)" : a.finish_reason || "–",
+        "repaired", (a.quality || []).join("; ") || "nothing",
         "attempts", a.attempts, "tokens", `${a.prompt_tokens} prompt (${a.cached_tokens} cached) + ${a.completion_tokens} completion`,
         "retries", (a.retries || []).map((r) => `${r.kind} at ${fmt(r.at_s)}`).join(", ") || "none",
         "error", a.error || "none"),
@@ -97,13 +110,15 @@ export async function timeline(view, turnId) {
     put(head, 
       el("h2", {}, `Turn ${turn.turn} of session ${turn.session} `, el("span", { class: `status-${turn.status}`, id: "turn-status" }, turn.status)),
       el("p", {}, el("b", {}, "Message: "), turn.message),
+      turn.quality?.note ? el("p", { id: "turn-quality" }, el("b", {}, "◆ Quality: "), turn.quality.note) : null,
       el("p", { class: "muted", id: "turn-progress" }, `${done} of ${turn.agents.length} agents done · `,
         el("a", { href: `#/blackboard/${turnId}` }, "blackboard")),
       el("div", { class: "legend muted" }, el("span", {}, el("i", { style: "background:var(--queued)" }), "queued"),
         el("span", {}, el("i", { style: "background:var(--ok)" }), "ran (ok)"),
         el("span", {}, el("i", { style: "background:var(--failed)" }), "failed"),
         el("span", {}, el("i", { style: "border:2px solid var(--critical)" }), "critical path"),
-        el("span", {}, "▲ retry / repair"), el("span", {}, "dashed: early and final delivery")));
+        el("span", {}, "▲ retry / repair"), el("span", {}, "✂ cut at max_tokens"),
+        el("span", {}, "◆ repaired by Cantata's checks"), el("span", {}, "dashed: early and final delivery")));
     put(chart, drawGantt(turn, pick));
     return turn;
   }

@@ -1,0 +1,48 @@
+"""Stop sequences applied to a reply as it streams, so a backend can say which one ended it.
+
+llama.cpp and OpenAI-compatible servers stop at a stop sequence but report only
+finish_reason "stop", the same as for the end of a reply; the runtime needs to know when
+a reply was cut because it echoed the prompt (model_call.py). So the backends scan the
+text themselves: text that might be the start of a stop sequence is held back until the
+next piece shows whether it is, and nothing from a stop sequence on is ever emitted.
+"""
+
+from __future__ import annotations
+
+
+class StopScanner:
+    """Feed the reply's pieces in order; emit what `feed` returns, then what `flush` returns."""
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self.stops = tuple(s for s in stops if s)
+        self.matched: str | None = None  # the stop sequence found, once one is
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """The text that is certainly part of the reply so far; "" once a stop was found."""
+        if self.matched is not None or not self.stops:
+            return "" if self.matched is not None else piece
+        text = self._held + piece
+        hits = [(at, stop) for stop in self.stops if (at := text.find(stop)) != -1]
+        if hits:
+            at, self.matched = min(hits)
+            self._held = ""
+            return text[:at]
+        keep = self._possible_start(text)
+        self._held = text[len(text) - keep :]
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """What was held back, once the reply has ended without a stop sequence."""
+        held, self._held = self._held, ""
+        return held
+
+    def _possible_start(self, text: str) -> int:
+        """The length of the longest end of `text` that a stop sequence begins with."""
+        longest = 0
+        for stop in self.stops:
+            for size in range(min(len(stop) - 1, len(text)), longest, -1):
+                if stop.startswith(text[-size:]):
+                    longest = size
+                    break
+        return longest
