@@ -81,3 +81,58 @@ def _circuit_now(told: dict[str, Any]) -> dict[str, Any]:
     if circuit["state"] == "open" and (circuit["probe_at"] or 0) <= time.time():
         circuit["state"] = "half_open"
     return circuit
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    at: float  # Unix time
+    queued: int
+    running: int
+
+
+# A call still waiting when a history starts was queued at most this long before it.
+LOOKBACK_S = 3600.0
+
+
+async def load_history(
+    store: Store, instances: list[str], *, until: float, seconds: float, points: int, user_id: str | None
+) -> dict[str, list[LoadPoint]]:
+    """Each instance's agents queued and running at `points` evenly spaced times over the
+    `seconds` before `until` (the last one at `until`), from the event log: one user's calls,
+    or everyone's. Counted as `live_figures` counts now, so a chart it starts goes on with them."""
+    start = until - seconds
+    changes: list[tuple[float, str, int, int]] = []  # (when, instance, queued +/-, running +/-)
+    state: dict[tuple[int, str], tuple[str, int, int, str, float]] = {}  # call -> (instance, q, r, turn status, since)
+    for event in await store.instance_events(since_wall=start - LOOKBACK_S, user_id=user_id):
+        key = (event.turn_id, event.agent)
+        instance: str = event.data.get("instance") or ""
+        if event.type in ("agent_queued", "agent_started") and instance:
+            now = (1, 0) if event.type == "agent_queued" else (0, 1)
+        elif event.type in ("agent_finished", "agent_failed", "agent_skipped"):
+            now = (0, 0)
+        else:
+            continue
+        before = state.pop(key, None)
+        if before is not None:
+            changes.append((event.wall, before[0], -before[1], -before[2]))
+        if now != (0, 0):
+            state[key] = (instance, *now, event.turn_status, event.wall)
+            changes.append((event.wall, instance, *now))
+    for instance, queued, running, turn_status, since in state.values():
+        if turn_status != "running":  # never finished, in a turn that is over: cut by a crash, not waiting
+            changes.append((since, instance, -queued, -running))
+    changes.sort(key=lambda change: change[0])
+    level = {name: [0, 0] for name in instances}
+    history: dict[str, list[LoadPoint]] = {name: [] for name in instances}
+    applied = 0
+    for i in range(1, points + 1):
+        at = start + seconds * i / points
+        while applied < len(changes) and changes[applied][0] <= at:
+            _, instance, queued, running = changes[applied]
+            if instance in level:
+                level[instance][0] += queued
+                level[instance][1] += running
+            applied += 1
+        for name, (queued, running) in level.items():
+            history[name].append(LoadPoint(at, queued, running))
+    return history

@@ -75,6 +75,7 @@ async def test_one_users_key_sees_nothing_of_another_users(config: Path, home: P
                 "/api/memory/export?user=bob",
                 "/api/sessions?user=bob",
                 "/api/events?user=bob",
+                "/api/instances/history?user=bob",
             ):
                 r = await ann.get(path)
                 assert r.status_code == 404, (path, r.text)
@@ -139,6 +140,10 @@ async def test_turn_blackboard_session_and_memory(config: Path, home: Path) -> N
     assert all(a["finished_s"] is not None for a in turn["agents"])
     assert {e["agent"] for e in board["entries"]} == {a["name"] for a in turn["agents"]}
     assert session["turn_list"][0]["message"] == "I skip the gym" and session["turns"] == 1
+    # The chat shows a session again as it streamed: the early and the merged reply apart.
+    assert session["turn_list"][0]["early"] == turn["early"]["text"] and turn["early"]["agent"] == "coach"
+    assert session["turn_list"][0]["merged"] == turn["final"]["text"] == session["turn_list"][0]["reply"]
+    assert board["pipeline"] == "coaching"
     assert "coaching" in memory["memory"] and memory["sessions"] == 1
     assert exported["sessions"][0]["session"] == info["session"]
     assert deleted == {"user": "local", "sessions_deleted": 1} and after == [] and gone.status_code == 404
@@ -158,12 +163,36 @@ async def test_pipelines_instances_plan_and_tasks(config: Path, home: Path) -> N
     assert ("guard", "coach") in [tuple(e) for e in coaching["edges"]]
     assert coaching["critical_path"][-1] == "synth" and coaching["critical_path"][0] == "guard"
     assert all(a["instance"] == "fast" for a in coaching["agents"] if a["kind"] == "model")
+    # Scores come with their scale, read from each output's schema.
+    persona = next(a for a in coaching["agents"] if a["name"] == "persona")
+    assert persona["scales"]["openness"] == [1, 5] and persona["scales"]["follow_through_pct"] == [0, 100]
+    assert next(a for a in coaching["agents"] if a["name"] == "coach")["scales"] == {}
     assert instances[0]["name"] == "fast" and instances[0]["live"]["finished"] == 3
     assert instances[0]["health"] is None and checked[0]["health"]["reachable"] is True
     assert plan.status_code == 200 and plan.json()["plan"] and "vllm serve" in plan.json()["launch"]
     assert bad_plan.status_code == 400 and "toaster" in bad_plan.json()["error"]["message"]
     assert tasks["tasks"] == [] and tasks["note"]
     assert "/v1/chat/completions" in schema["paths"] and "/api/turns/{turn_id}" in schema["paths"]
+
+
+async def test_the_instances_recent_load_is_read_back_bounded_and_per_user(write: WriteFile, home: Path) -> None:
+    config = scripted_config(write, slow={"latency_s": 0.4})
+    ann_key, bob_key = await new_key(home, "ann"), await new_key(home, "bob")
+    async with running(make_app(config, home)) as app, client(app, ann_key) as ann, client(app, bob_key) as bob:
+        assert (await ann.post("/v1/chat/completions", json=chat_body("hello"))).status_code == 200
+        fine = "/api/instances/history?seconds=10&points=500"  # a sample every 20 ms: each call is seen
+        anns, bobs = (await ann.get(fine)).json(), (await bob.get(fine)).json()
+        too_long = await ann.get("/api/instances/history?seconds=86400")
+        too_many = await ann.get("/api/instances/history?points=100000")
+    [history] = anns
+    assert history["name"] == "slow" and history["step_s"] == 0.02 and len(history["points"]) == 500
+    assert max(p["running"] for p in history["points"]) >= 1  # the example's model agents ran on it
+    assert history["points"][-1]["queued"] == history["points"][-1]["running"] == 0  # the turn is over
+    ats = [p["at"] for p in history["points"]]
+    assert ats == sorted(ats) and ats[-1] - ats[0] == pytest.approx(10 - 0.02)
+    assert all(p["queued"] == p["running"] == 0 for p in bobs[0]["points"])  # ann's calls are hers
+    for refused in (too_long, too_many):
+        assert refused.status_code == 422 and "error" in refused.json()
 
 
 async def test_metrics_parse_and_count_the_turns(config: Path, home: Path) -> None:

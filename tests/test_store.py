@@ -506,10 +506,11 @@ async def test_instance_events_are_agent_events_since_a_time_with_their_turn_sta
     store.record_event(Event("agent_started", live, live_session, 0.1, "b", {"instance": "cpu"}, wall=21.0))
     await store.finish_turn(done, "ok", [])
     assert await store.instance_events(since_wall=5.0) == [
-        InstanceEvent(done, "agent_queued", "a", {"instance": "gpu"}, "ok"),
-        InstanceEvent(live, "agent_started", "b", {"instance": "cpu"}, "running"),
+        InstanceEvent(done, "agent_queued", "a", {"instance": "gpu"}, "ok", 10.0, "ana"),
+        InstanceEvent(live, "agent_started", "b", {"instance": "cpu"}, "running", 21.0, "ben"),
     ]
     assert [e.agent for e in await store.instance_events(since_wall=15.0)] == ["b"]
+    assert [e.agent for e in await store.instance_events(since_wall=5.0, user_id="ana")] == ["a"]
 
 
 # -- AgentRegistry -------------------------------------------------------------------------

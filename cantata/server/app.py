@@ -28,6 +28,7 @@ from cantata.server.auth import Admin, Auth, is_loopback
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_body, error_responses, install_error_handlers
 from cantata.server.keys import KeyRing
+from cantata.server.logs import AccessLog, LogFormat, configure_logging, log_failed_agent
 from cantata.server.openapi import complete_openapi
 from cantata.server.protocol import Health
 from cantata.server.routes import api, events, openai
@@ -117,10 +118,12 @@ def create_app(
         service = app.state.service = Service(
             runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters
         )
+        unlisten = runtime.bus.listen(log_failed_agent)
         service.resume_unfinished()
         try:
             yield
         finally:
+            unlisten()
             await service.drain()
             await runtime.close()
             keys.close()
@@ -134,6 +137,7 @@ def create_app(
     install_error_handlers(app)
 
     app.add_middleware(BodyLimit, max_body=max_body)
+    app.add_middleware(AccessLog)  # outermost: a body refused with 413 is logged too
 
     app.include_router(openai.router)
     app.include_router(api.router)
@@ -174,10 +178,12 @@ def run_server(
     routers: Iterable[APIRouter] = (),
     forgetters: Iterable[Forgetter] = (),
     grace_s: float = GRACE_S,
+    log_format: LogFormat = "text",
 ) -> None:
     """`cantata serve`: check what can be checked before binding, then run uvicorn. On
     SIGTERM or Ctrl-C, new turns are refused at once (503), running ones get `grace_s` to
     finish, and the rest are left for the next start to resume."""
+    configure_logging(log_format)
     home = cantata_home()
     config = load_config(config_path)
     keys = asyncio.run(KeyRing.open(home))
@@ -201,8 +207,16 @@ def run_server(
     print(f"OpenAI-compatible API: http://{shown}:{port}/v1  (each pipeline is a model)", flush=True)
     # uvicorn waits this long for open connections, then cancels them: longer than the grace,
     # after which the service cuts its turns and their streams end in order (no traceback).
+    # uvicorn's own lines go through the same handler (log_config=None keeps ours); its access
+    # log is replaced by AccessLog's, which has the same fields in both formats.
     settings = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=ceil(grace_s) + SHUTDOWN_MARGIN_S
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=ceil(grace_s) + SHUTDOWN_MARGIN_S,
     )
     _Server(settings, app).run()
 

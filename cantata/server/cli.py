@@ -12,6 +12,7 @@ import click
 
 from cantata.config import cantata_home
 from cantata.server.keys import KeyRing
+from cantata.server.logs import LOG_FORMATS, LogFormat
 
 
 @click.command("serve")
@@ -33,7 +34,17 @@ from cantata.server.keys import KeyRing
     type=click.FloatRange(0),
     help="At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.",
 )
-def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...], grace_s: float) -> None:
+@click.option(
+    "--log-format",
+    type=click.Choice(LOG_FORMATS),
+    default="text",
+    show_default=True,
+    envvar="CANTATA_LOG_FORMAT",
+    help="The log on stderr (a line per request and per failed agent): text, or JSON lines.",
+)
+def serve(
+    host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...], grace_s: float, log_format: LogFormat
+) -> None:
     """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard.
 
     Turns a crash left unfinished are resumed at start (one line says so)."""
@@ -48,6 +59,7 @@ def serve(host: str, port: int, config_path: Path | None, pipelines: tuple[Path,
         routers=routers(),
         forgetters=forgetters(),
         grace_s=grace_s,
+        log_format=log_format,
     )
 
 

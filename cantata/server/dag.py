@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cantata.loader import Pipeline
 from cantata.server.protocol import AgentNode, PipelineInfo
+from cantata.server.scales import scales
 
 
 def critical_path(pipeline: Pipeline) -> list[str]:
@@ -33,6 +34,7 @@ def pipeline_info(pipeline: Pipeline, instance_of: dict[str, str | None]) -> Pip
             required=list(a.required),
             deliver=a.deliver,
             priority=a.priority,
+            scales=scales(contract.schema) if (contract := pipeline.contracts.get(a.name)) else {},
         )
         for a in pipeline.spec.agents
     ]

@@ -226,6 +226,10 @@ class AgentNode(BaseModel):
     required: list[str]
     deliver: str | None
     priority: int
+    scales: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="The numbers of its output that lie on a bounded scale, by field path (e.g. `openness`): (low, high).",
+    )
 
 
 class PipelineInfo(BaseModel):
@@ -254,7 +258,9 @@ class TurnSummary(BaseModel):
     started_at: float | None
     finished_at: float | None
     message: str
-    reply: str | None
+    reply: str | None = Field(description="The last reply delivered.")
+    early: str | None = Field(None, description="The early reply, if the turn delivered one.")
+    merged: str | None = Field(None, description="The merged (final) reply, if the turn delivered one.")
 
 
 class SessionDetail(SessionSummary):
@@ -328,6 +334,7 @@ class BlackboardEntry(BaseModel):
 
 class Blackboard(BaseModel):
     turn_id: int
+    pipeline: str
     entries: list[BlackboardEntry]
     conflicts: list[dict[str, Any]]
 
@@ -347,6 +354,21 @@ class InstanceLive(BaseModel):
     tokens_per_s: float | None = Field(None, description="Completion tokens / generation time.")
     first_token_s: float | None = Field(None, description="Median time from a slot to the first token.")
     cached_share: float | None = Field(None, description="Share of prompt tokens served from the prefix cache.")
+
+
+class InstancePoint(BaseModel):
+    at: float = Field(description="Unix time of the sample.")
+    queued: int = Field(description="Agents waiting for a slot then.")
+    running: int = Field(description="Agents generating then.")
+
+
+class InstanceHistory(BaseModel):
+    """An instance's recent load, sampled from the event log (the caller's own calls, or
+    everyone's for an admin): what the dashboard's chart starts from."""
+
+    name: str
+    step_s: float
+    points: list[InstancePoint] = Field(description="Oldest first; the last one is now.")
 
 
 class InstanceServer(BaseModel):

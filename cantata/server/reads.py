@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from cantata.errors import CantataError
-from cantata.figures import live_figures
+from cantata.figures import live_figures, load_history
 from cantata.loader import Pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
@@ -26,8 +26,10 @@ from cantata.server.protocol import (
     BlackboardEntry,
     InstanceCircuit,
     InstanceHealth,
+    InstanceHistory,
     InstanceInfo,
     InstanceLive,
+    InstancePoint,
     InstanceServer,
     Memory,
     MemoryExport,
@@ -126,6 +128,9 @@ class Reads:
         row = await self.session(principal, session_id)
         turns = await self.store.turns(session_id)
         summary, _ = await self.store.session_summary(session_id)
+        pipeline = self.pipelines.get(row.pipeline)
+        early = pipeline.deliverer("early") if pipeline else None
+        final = pipeline.deliverer("final") if pipeline else None
         return SessionDetail(
             id=row.id,
             user=row.user_id,
@@ -142,6 +147,8 @@ class Reads:
                     finished_at=t.finished_at,
                     message=t.message,
                     reply=t.replies[-1][1] if t.replies else None,
+                    early=_reply_of(t, early.name if early else None),
+                    merged=_reply_of(t, final.name if final else None),
                 )
                 for t in turns
             ],
@@ -154,11 +161,12 @@ class Reads:
         return TurnDetail.model_validate(turn_detail(row, events, entries, self.pipelines.get(row.pipeline)))
 
     async def blackboard(self, principal: Principal, turn_id: int) -> Blackboard:
-        await self.turn(principal, turn_id)
+        row = await self.turn(principal, turn_id)
         events = await self.store.events(turn_id)
         entries = await self.store.entries(turn_id)
         return Blackboard(
             turn_id=turn_id,
+            pipeline=row.pipeline,
             entries=[
                 BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error)
                 for e in entries.values()
@@ -200,6 +208,27 @@ class Reads:
             rows.append(row)
         return rows
 
+    async def instance_history(
+        self, principal: Principal, user: str | None, *, seconds: float, points: int
+    ) -> list[InstanceHistory]:
+        names = [inst.name for inst in self.runtime.config.instances]
+        history = await load_history(
+            self.store,
+            names,
+            until=time.time(),
+            seconds=seconds,
+            points=points,
+            user_id=self.event_filter(principal, user),
+        )
+        return [
+            InstanceHistory(
+                name=name,
+                step_s=seconds / points,
+                points=[InstancePoint(at=p.at, queued=p.queued, running=p.running) for p in history[name]],
+            )
+            for name in names
+        ]
+
     # -- memory ---------------------------------------------------------------------------
 
     async def memory(self, principal: Principal, user: str | None) -> Memory:
@@ -228,6 +257,12 @@ class Reads:
             pipeline.spec, target, forced, context=body.context, concurrency=body.concurrency, catalog=catalog
         )
         return PlanResponse(plan=result, launch=emit_vllm(result), instances_yaml=instances_yaml(result))
+
+
+def _reply_of(turn: TurnRow, agent: str | None) -> str | None:
+    """The text `agent` delivered in the turn (the chat shows the early and the merged reply
+    apart, as it did while they streamed)."""
+    return next((text for who, text in turn.replies if who == agent), None) if agent else None
 
 
 async def _health(instance: Instance | None) -> InstanceHealth:

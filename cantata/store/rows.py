@@ -109,6 +109,8 @@ class InstanceEvent:
     agent: str
     data: dict[str, Any]
     turn_status: str  # of its turn now: a queued or started agent of a finished turn is no longer waiting
+    wall: float  # when it happened (Unix time)
+    user_id: str  # whose turn it is
 
 
 @dataclass(frozen=True)

@@ -373,14 +373,14 @@ class SqlStore(ABC, Generic[C]):
 
         def read(db: C) -> list[InstanceEvent]:
             rows = db.execute(
-                "SELECT e.turn_id, e.type, e.agent, e.data, t.status FROM events e JOIN turns t ON t.id = e.turn_id"
-                " JOIN sessions s ON s.id = t.session_id"
+                "SELECT e.turn_id, e.type, e.agent, e.data, t.status, e.wall, s.user_id FROM events e"
+                " JOIN turns t ON t.id = e.turn_id JOIN sessions s ON s.id = t.session_id"
                 f" WHERE e.wall >= ? AND e.agent IS NOT NULL{mine} ORDER BY e.id",
                 params,
             ).fetchall()
             return [
-                InstanceEvent(turn_id, kind, agent, json.loads(data), status)
-                for turn_id, kind, agent, data, status in rows
+                InstanceEvent(turn_id, kind, agent, json.loads(data), status, wall, user)
+                for turn_id, kind, agent, data, status, wall, user in rows
             ]
 
         return await self._read(read)

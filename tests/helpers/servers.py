@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -38,17 +38,27 @@ class ServerProcess:
 
     name = "server"
 
-    def __init__(self, log_path: Path, command: list[str], health: str, *, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        log_path: Path,
+        command: list[str],
+        health: str,
+        *,
+        cwd: Path | None = None,
+        stderr_path: Path | None = None,
+    ) -> None:
         self.log_path = log_path
+        self.stderr_path = stderr_path  # stderr in a file of its own, if given; else with stdout
         self.command = command
         self.health = health
         self.cwd = cwd
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Self:
-        with self.log_path.open("wb") as log:
+        with self.log_path.open("wb") as log, ExitStack() as files:
+            errors = files.enter_context(self.stderr_path.open("wb")) if self.stderr_path else subprocess.STDOUT
             self.process = subprocess.Popen(
-                self.command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(), cwd=self.cwd
+                self.command, stdout=log, stderr=errors, env=os.environ.copy(), cwd=self.cwd
             )
         deadline = time.monotonic() + START_S
         while True:
@@ -69,7 +79,8 @@ class ServerProcess:
             self.process.wait()
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:]
+        errors = self.stderr_path.read_text(errors="replace") if self.stderr_path else ""
+        return (self.log_path.read_text(errors="replace") + errors)[-3000:]
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -95,11 +106,12 @@ class LlamaServer(ServerProcess):
 class CantataServer(ServerProcess):
     name = "cantata serve"
 
-    def __init__(self, log_dir: Path, *args: str, cwd: Path | None = None) -> None:
+    def __init__(self, log_dir: Path, *args: str, cwd: Path | None = None, stderr_apart: bool = False) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "cantata", "serve", "--port", str(self.port), *args]
-        super().__init__(log_dir / "cantata-serve.log", command, f"{self.url}/healthz", cwd=cwd)
+        errors = log_dir / "cantata-serve.stderr" if stderr_apart else None
+        super().__init__(log_dir / "cantata-serve.log", command, f"{self.url}/healthz", cwd=cwd, stderr_path=errors)
 
 
 def free_port_run(count: int) -> int:

@@ -4,7 +4,7 @@ Each route checks nothing but its parameters and asks the Service (reads.py, ser
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from cantata.planner.hardware import profile_names
 from cantata.server.auth import AuthDep, Caller
@@ -13,6 +13,7 @@ from cantata.server.errors import error_responses
 from cantata.server.protocol import (
     Blackboard,
     Deleted,
+    InstanceHistory,
     InstanceInfo,
     Memory,
     MemoryExport,
@@ -70,6 +71,19 @@ async def instances(service: ServiceDep, caller: Caller, check: bool = False) ->
     server's own metrics (KV-cache use, prefix-cache hits) where vLLM or llama-server report them.
     A non-admin key sees only its user's calls in the figures, and no server metrics."""
     return await service.instances(caller, check=check)
+
+
+@router.get("/instances/history", response_model=list[InstanceHistory], responses=error_responses(404))
+async def instance_history(
+    service: ServiceDep,
+    caller: Caller,
+    user: str | None = None,
+    seconds: float = Query(120.0, ge=10, le=3600, description="How far back."),
+    points: int = Query(60, ge=2, le=600, description="Samples, evenly spaced; the last is now."),
+) -> list[InstanceHistory]:
+    """Each instance's agents queued and running over the last `seconds`, from the event log:
+    the caller's own calls (an admin's: everyone's, unless `user` names one)."""
+    return await service.instance_history(caller, user, seconds=seconds, points=points)
 
 
 @router.get("/memory", response_model=Memory, responses=error_responses(404))
