@@ -85,9 +85,9 @@ def _circuit_now(told: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class LoadPoint:
-    at: float  # Unix time
-    queued: int
-    running: int
+    at: float  # Unix time: the end of its step
+    queued: int  # the most agents waiting at once during the step
+    running: int  # the most generating at once during the step
 
 
 # A call still waiting when a history starts was queued at most this long before it.
@@ -97,14 +97,15 @@ LOOKBACK_S = 3600.0
 async def load_history(
     store: Store, instances: list[str], *, until: float, seconds: float, points: int, user_id: str | None
 ) -> dict[str, list[LoadPoint]]:
-    """Each instance's agents queued and running at `points` evenly spaced times over the
-    `seconds` before `until` (the last one at `until`), from the event log: one user's calls,
-    or everyone's. Counted as `live_figures` counts now, so a chart it starts goes on with them."""
+    """Each instance's load over the `seconds` before `until`, in `points` even steps: the
+    most agents queued and running at once in each (a peak, so a call shorter than a step
+    still shows), from the event log, of one user's calls or everyone's. Calls are counted
+    as `live_figures` counts them now, so a chart it starts goes on with those."""
     start = until - seconds
-    changes: list[tuple[float, str, int, int]] = []  # (when, instance, queued +/-, running +/-)
-    state: dict[tuple[int, str], tuple[str, int, int, str, float]] = {}  # call -> (instance, q, r, turn status, since)
+    changes: list[tuple[float, tuple[int, str], str, int, int]] = []  # when, call, instance, queued +/-, running +/-
+    state: dict[tuple[int, str], tuple[str, int, int, str]] = {}  # call -> (instance, q, r, its turn's status)
     for event in await store.instance_events(since_wall=start - LOOKBACK_S, user_id=user_id):
-        key = (event.turn_id, event.agent)
+        call = (event.turn_id, event.agent)
         instance: str = event.data.get("instance") or ""
         if event.type in ("agent_queued", "agent_started") and instance:
             now = (1, 0) if event.type == "agent_queued" else (0, 1)
@@ -112,27 +113,36 @@ async def load_history(
             now = (0, 0)
         else:
             continue
-        before = state.pop(key, None)
+        before = state.pop(call, None)
         if before is not None:
-            changes.append((event.wall, before[0], -before[1], -before[2]))
+            changes.append((event.wall, call, before[0], -before[1], -before[2]))
         if now != (0, 0):
-            state[key] = (instance, *now, event.turn_status, event.wall)
-            changes.append((event.wall, instance, *now))
-    for instance, queued, running, turn_status, since in state.values():
-        if turn_status != "running":  # never finished, in a turn that is over: cut by a crash, not waiting
-            changes.append((since, instance, -queued, -running))
-    changes.sort(key=lambda change: change[0])
+            state[call] = (instance, *now, event.turn_status)
+            changes.append((event.wall, call, instance, *now))
+    # Never finished, in a turn that is over: cut by a crash, never really waiting.
+    cut = {call for call, (_, _, _, turn_status) in state.items() if turn_status != "running"}
+    changes = sorted((c for c in changes if c[1] not in cut), key=lambda change: change[0])
     level = {name: [0, 0] for name in instances}
-    history: dict[str, list[LoadPoint]] = {name: [] for name in instances}
     applied = 0
+
+    def apply_until(at: float, peak: dict[str, list[int]]) -> None:
+        nonlocal applied
+        while applied < len(changes) and changes[applied][0] <= at:
+            _, _, instance, queued, running = changes[applied]
+            applied += 1
+            if instance in level:
+                counts = level[instance]
+                counts[0] += queued
+                counts[1] += running
+                if instance in peak:
+                    peak[instance] = [max(p, c) for p, c in zip(peak[instance], counts, strict=True)]
+
+    apply_until(start, {})  # the load when the history starts: no step's peak
+    history: dict[str, list[LoadPoint]] = {name: [] for name in instances}
     for i in range(1, points + 1):
         at = start + seconds * i / points
-        while applied < len(changes) and changes[applied][0] <= at:
-            _, instance, queued, running = changes[applied]
-            if instance in level:
-                level[instance][0] += queued
-                level[instance][1] += running
-            applied += 1
-        for name, (queued, running) in level.items():
+        peak = {name: list(counts) for name, counts in level.items()}
+        apply_until(at, peak)
+        for name, (queued, running) in peak.items():
             history[name].append(LoadPoint(at, queued, running))
     return history

@@ -4,6 +4,9 @@ import { drawDag } from "../dag.js";
 import { el, fmt, kv, put, svg } from "../dom.js";
 import { every } from "../lifecycle.js";
 
+const POLL_S = 2;
+const POINTS = 60;  // the chart spans POINTS x POLL_S seconds
+
 // A breaker that is not closed: its calls fail fast (open) or one probes (half-open).
 function circuitBadge(circuit) {
   if (!circuit || circuit.state === "closed") return null;
@@ -12,16 +15,19 @@ function circuitBadge(circuit) {
 }
 
 export async function overview(view) {
-  const [pipelines, instances] = await Promise.all([api("/api/pipelines"), api("/api/instances")]);
-  const history = {};
+  const [pipelines, instances, recent] = await Promise.all([api("/api/pipelines"), api("/api/instances"),
+    api(`/api/instances/history?seconds=${POINTS * POLL_S}&points=${POINTS}`)]);
+  // The chart starts from the server's recent history (each step's peak) and goes on with each
+  // poll's count, both from the event log (the caller's own calls, or everyone's for an admin).
+  const history = Object.fromEntries(recent.map((h) => [h.name, h.points.map((p) => ({ q: p.queued, r: p.running }))]));
   const cards = el("div", { class: "grid" });
-  function drawInstances(rows) {
+  function drawInstances(rows, sample = true) {  // at load, the history's last point is already now
     put(cards, ...rows.map((inst) => {
       const h = (history[inst.name] ||= []);
-      h.push({ q: inst.queued_now, r: inst.running_now });
-      if (h.length > 60) h.shift();
+      if (sample || !h.length) h.push({ q: inst.live?.queued ?? 0, r: inst.live?.running ?? 0 });
+      if (h.length > POINTS) h.shift();
       const max = Math.max(1, ...h.map((p) => Math.max(p.q, p.r)));
-      const line = (k) => h.map((p, i) => `${i === 0 ? "M" : "L"}${(i * 300) / 59},${58 - (p[k] / max) * 54}`).join(" ");
+      const line = (k) => h.map((p, i) => `${i === 0 ? "M" : "L"}${(i * 300) / (POINTS - 1)},${58 - (p[k] / max) * 54}`).join(" ");
       const live = inst.live || {};
       return el("div", { class: "panel", "data-instance": inst.name },
         el("h3", {}, `${inst.name} `, el("span", { class: "muted" }, `${inst.backend}${inst.model ? " · " + inst.model : ""}`),
@@ -36,15 +42,19 @@ export async function overview(view) {
             : inst.health.reachable ? "ok" : `unreachable: ${inst.health.error}`,
           ...(inst.server ? ["server", `${inst.server.requests_running} running, ${inst.server.requests_waiting} waiting`,
             "KV cache", inst.server.kv_cache_usage ?? "–", "prefix hits", inst.server.prefix_cache_hit_rate ?? "–"] : [])),
-        svg("svg", { class: "spark", viewBox: "0 0 300 60", preserveAspectRatio: "none" },
+        svg("svg", { class: "spark", viewBox: "0 0 300 60", preserveAspectRatio: "none", role: "img",
+          "aria-label": `agents queued and running over the last ${POINTS * POLL_S} s, at most ${max}`,
+          "data-points": h.length, "data-max": max },
           svg("path", { class: "q", d: line("q") }), svg("path", { class: "r", d: line("r") })),
-        el("div", { class: "legend muted" }, el("span", {}, "— queued (orange)"), el("span", {}, "— running (blue)")));
+        el("div", { class: "legend muted" }, el("span", {}, el("i", { class: "swatch q" }), "queued"),
+          el("span", {}, el("i", { class: "swatch r" }), "running"),
+          el("span", {}, `last ${POINTS * POLL_S / 60} min · at most ${max}`)));
     }));
   }
   const health = {};
   let polls = 0;
-  drawInstances(instances);
-  every(2000, async () => {
+  drawInstances(instances, false);
+  every(POLL_S * 1000, async () => {
     try {
       const check = polls++ % 5 === 0;  // health and server metrics every 10 s, load every 2 s
       const rows = await api(`/api/instances${check ? "?check=true" : ""}`);
