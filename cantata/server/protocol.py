@@ -357,14 +357,15 @@ class InstanceLive(BaseModel):
 
 
 class InstancePoint(BaseModel):
-    at: float = Field(description="Unix time of the sample.")
-    queued: int = Field(description="Agents waiting for a slot then.")
-    running: int = Field(description="Agents generating then.")
+    at: float = Field(description="Unix time: the end of its step.")
+    queued: int = Field(description="The most agents waiting for a slot at once during the step.")
+    running: int = Field(description="The most agents generating at once during the step.")
 
 
 class InstanceHistory(BaseModel):
-    """An instance's recent load, sampled from the event log (the caller's own calls, or
-    everyone's for an admin): what the dashboard's chart starts from."""
+    """An instance's recent load from the event log (the caller's own calls, or everyone's
+    for an admin), each step's peak so a call shorter than a step shows: what the
+    dashboard's chart starts from."""
 
     name: str
     step_s: float
