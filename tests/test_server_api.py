@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import posixpath
 import re
@@ -180,7 +181,8 @@ async def test_the_instances_recent_load_is_read_back_bounded_and_per_user(write
     ann_key, bob_key = await new_key(home, "ann"), await new_key(home, "bob")
     async with running(make_app(config, home)) as app, client(app, ann_key) as ann, client(app, bob_key) as bob:
         assert (await ann.post("/v1/chat/completions", json=chat_body("hello"))).status_code == 200
-        fine = "/api/instances/history?seconds=10&points=500"  # a sample every 20 ms: each call is seen
+        await asyncio.sleep(0.1)  # so the last step (each is a peak) begins after the last call ended
+        fine = "/api/instances/history?seconds=10&points=500"  # a step every 20 ms: each call is seen
         anns, bobs = (await ann.get(fine)).json(), (await bob.get(fine)).json()
         too_long = await ann.get("/api/instances/history?seconds=86400")
         too_many = await ann.get("/api/instances/history?points=100000")
