@@ -53,11 +53,18 @@ class LeaseKeeper:
         """Take the lease, or return who holds it."""
         if session_id in self._held:
             return self.holder
-        held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s)
-        if held is not None and holder_is_gone(held):
-            held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s, take_from=held)
-        if held is None:
-            self._held.add(session_id)
+        # Marked before the first await: the store takes this runtime's own holder as a renewal,
+        # so a second hold of the session here must be turned away by this set, not by it.
+        self._held.add(session_id)
+        try:
+            held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s)
+            if held is not None and holder_is_gone(held):
+                held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s, take_from=held)
+        except BaseException:
+            self._held.discard(session_id)
+            raise
+        if held is not None:
+            self._held.discard(session_id)
         return held
 
     @asynccontextmanager

@@ -279,3 +279,20 @@ async def test_run_session_resumes_its_cut_turn_first_and_resume_does_it_by_hand
     assert cantata("resume", "--config", config).stdout.strip() == "no unfinished turn to resume"
     missing = cantata("resume", "3", "--config", config)
     assert missing.returncode == 2 and missing.stderr.strip() == "error: turn 3 is not an unfinished turn"
+
+
+async def test_two_holds_of_one_session_in_one_runtime_let_exactly_one_in(write: WriteFile, home: Path) -> None:
+    app = Cantata(load_config(scripted_config(write, fast={"latency_s": 0, "serves": ["*"]})), home=home)
+    entered: list[int] = []
+
+    async def hold(n: int) -> None:
+        async with app.leases.hold("s-one", wait=False):
+            entered.append(n)
+            await asyncio.sleep(0.05)
+
+    try:
+        results = await asyncio.gather(hold(1), hold(2), return_exceptions=True)
+    finally:
+        await app.close()
+    assert len(entered) == 1
+    assert [type(r) for r in results].count(SessionBusy) == 1
