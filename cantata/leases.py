@@ -1,10 +1,12 @@
 """One turn at a time per session, across processes: a runtime holds the session's lease in
 the store while a turn of it runs, renewing it, and gives it back at the end.
 
-The holder is named `host/pid/token` (a token per runtime, so two runtimes in one process
-exclude each other too). A lease outlives a process killed mid-turn until it expires; on the
-same host the next process sees that its holder's pid is gone and takes it over at once, so
-a restart resumes the cut turn without waiting out the expiry.
+The holder is named `host/pid/start/token` (a token per runtime, so two runtimes in one
+process exclude each other too). A lease outlives a process killed mid-turn until it expires;
+on the same host the next process sees that its holder's pid is gone, or now names another
+process (a restarted container keeps its hostname and may reuse the pid, but not the start
+time), and takes it over at once, so a restart resumes the cut turn without waiting out the
+expiry.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import secrets
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 
 from cantata.errors import CantataError, SessionBusy
 from cantata.store import Store
@@ -26,18 +29,30 @@ POLL_S = 0.1  # how often a waiting turn asks again
 log = logging.getLogger("cantata")
 
 
+def process_start(pid: int) -> str:
+    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or "" where
+    there is no /proc to tell."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]  # fields from the 3rd on, after the command's name
+
+
 def holder_is_gone(holder: str, *, host: str | None = None) -> bool:
     """Whether `holder` was a process on this host that no longer exists."""
     parts = holder.split("/")
-    if len(parts) != 3 or parts[0] != (host or socket.gethostname()) or not parts[1].isdigit():
+    if len(parts) != 4 or parts[0] != (host or socket.gethostname()) or not parts[1].isdigit():
         return False  # another host's: only its expiry frees it
+    pid = int(parts[1])
     try:
-        os.kill(int(parts[1]), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:
-        return False  # alive, another user's
-    return False
+        pass  # alive, another user's: its start time still tells whether it is the holder
+    started = process_start(pid)
+    return bool(started) and started != parts[2]  # the pid now names a later process
 
 
 class LeaseKeeper:
@@ -46,7 +61,8 @@ class LeaseKeeper:
     def __init__(self, store: Store, *, ttl_s: float = LEASE_TTL_S) -> None:
         self.store = store
         self.ttl_s = ttl_s
-        self.holder = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+        pid = os.getpid()
+        self.holder = f"{socket.gethostname()}/{pid}/{process_start(pid)}/{secrets.token_hex(4)}"
         self._held: set[str] = set()  # this runtime's turns in flight, by session
 
     async def _take(self, session_id: str) -> str | None:

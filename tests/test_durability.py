@@ -17,7 +17,7 @@ import pytest
 from cantata.config import load_config
 from cantata.errors import SessionBusy
 from cantata.events import Event
-from cantata.leases import holder_is_gone
+from cantata.leases import holder_is_gone, process_start
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.store import SessionRow
@@ -139,12 +139,23 @@ async def test_one_turn_at_a_time_per_session_across_runtimes(write: WriteFile, 
 def test_a_lease_holder_is_gone_only_when_its_process_on_this_host_is() -> None:
     import socket
 
-    host = socket.gethostname()
+    host, pid = socket.gethostname(), os.getpid()
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    assert holder_is_gone(f"{host}/{ended.stdout.strip()}/ab")
-    assert not holder_is_gone(f"{host}/{os.getpid()}/ab")
-    assert not holder_is_gone(f"elsewhere/{ended.stdout.strip()}/ab")  # only its expiry frees it
+    start = process_start(pid)
+    assert start.isdigit()
+    assert holder_is_gone(f"{host}/{ended.stdout.strip()}/{start}/ab")
+    assert not holder_is_gone(f"{host}/{pid}/{start}/ab")
+    assert not holder_is_gone(f"elsewhere/{ended.stdout.strip()}/{start}/ab")  # only its expiry frees it
     assert not holder_is_gone("garbage")
+
+
+def test_a_lease_holder_whose_pid_now_names_a_later_process_is_gone() -> None:
+    """A restarted container keeps its hostname and may give its server the same pid again."""
+    import socket
+
+    host, pid = socket.gethostname(), os.getpid()
+    earlier = int(process_start(pid)) - 1
+    assert holder_is_gone(f"{host}/{pid}/{earlier}/ab")
 
 
 # -- the server ------------------------------------------------------------------------------
