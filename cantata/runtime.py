@@ -130,6 +130,11 @@ class Cantata:
         await self.check(pipeline)
         session = await self.session_for(pipeline, user=user, session_id=session_id)
         async with self.leases.hold(session.id, wait=wait):
+            # A turn of the session left running (cut, and not resumed at start: its instance
+            # was still loading, say) finishes first, so no turn stays unfinished behind this one.
+            left = await self.store.running_turns(session.id) if session_id is not None else []
+            for turn_id in left:
+                await self._resume_held(pipeline, turn_id, None)
             started = await self.store.start_turn(
                 session, message, new_session=session_id is None, memory=pipeline.memory_agents
             )
@@ -158,16 +163,20 @@ class Cantata:
         _belongs_to(found.session, pipeline)
         await self.check(pipeline)
         async with self.leases.hold(found.session.id, wait=wait):
-            found = await self.store.unfinished_turn(turn_id)  # its runner may have finished it meanwhile
-            if found is None:
-                raise UserError(f"turn {turn_id} is not an unfinished turn")
-            session, number, message = found
-            context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
-            events, turn = await asyncio.gather(self.store.events(turn_id), self.store.get_turn(turn_id))
-            delivered = Delivered.of(events, turn.replies if turn else [])
-            return await self._run(
-                pipeline, session, turn_id, number, message, on_event, context=context, delivered=delivered
-            )
+            return await self._resume_held(pipeline, turn_id, on_event)
+
+    async def _resume_held(self, pipeline: Pipeline, turn_id: int, on_event: Listener | None) -> TurnResult:
+        """`resume`'s work, once its session's lease is held here."""
+        found = await self.store.unfinished_turn(turn_id)  # its runner may have finished it meanwhile
+        if found is None:
+            raise UserError(f"turn {turn_id} is not an unfinished turn")
+        session, number, message = found
+        context = await self.store.turn_context(session, turn_id, pipeline.memory_agents)
+        events, turn = await asyncio.gather(self.store.events(turn_id), self.store.get_turn(turn_id))
+        delivered = Delivered.of(events, turn.replies if turn else [])
+        return await self._run(
+            pipeline, session, turn_id, number, message, on_event, context=context, delivered=delivered
+        )
 
     async def resume_unfinished(
         self,

@@ -96,6 +96,28 @@ async def test_a_cut_turn_resumes_publishing_nothing_twice(write: WriteFile, hom
     assert turn is not None and [agent for agent, _ in turn.replies] == ["coach", "synth"]
 
 
+async def test_a_cut_turn_not_resumed_at_start_finishes_before_its_sessions_next_turn(
+    write: WriteFile, home: Path
+) -> None:
+    """Its resume at start failed (the instance was still loading, say): the next turn of its
+    session resumes it first, under the session's lease."""
+    pipeline = load_pipeline(write("p.yaml", TWO_SPEEDS))
+    first = runtime(write, home, slow_s=60)
+    try:
+        turn_id = await cut_after_early_reply(first, pipeline, "I keep skipping the gym.")
+        (session,) = await first.store.sessions("local")
+    finally:
+        await first.close()
+    second = runtime(write, home, slow_s=0)
+    try:
+        after = await second.run_turn(pipeline, "and now?", session_id=session.id)
+        turns = await second.store.turns(session.id)
+    finally:
+        await second.close()
+    assert [(t.id, t.status) for t in turns] == [(turn_id, "ok"), (after.turn_id, "ok")]
+    assert turns[0].finished_at is not None and turns[1].started_at >= turns[0].finished_at
+
+
 async def test_the_early_reply_of_a_cut_turn_is_in_the_next_turns_context(write: WriteFile, home: Path) -> None:
     pipeline = load_pipeline(write("p.yaml", TWO_SPEEDS))
     app = runtime(write, home, slow_s=60)
