@@ -87,6 +87,13 @@ def find_source(module_name: str, base: Path | None) -> Path | None:
     return Path(origin) if origin and origin.endswith(".py") else None
 
 
+def local_name(module_name: str) -> str:
+    """`module_name` as named beside its pipeline: `rules` for `_cantata_x_1.rules` (one of
+    the private packages' modules); any other name as it is."""
+    top, _, rest = module_name.partition(".")
+    return rest if top in _by_name and rest else module_name
+
+
 def _is_beside(base: Path, top: str) -> bool:
     where = base / top
     if not ((where / "__init__.py").is_file() or where.with_name(f"{top}.py").is_file() or where.is_dir()):

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cantata.pipeline_modules import find_source
+from cantata.pipeline_modules import find_source, local_name
 
 ALLOWED_ENV = "CANTATA_ALLOWED_CALLABLES"
 ALWAYS_ALLOWED = ("cantata.pipelines",)  # functions written to be named by a pipeline, shipped with Cantata
@@ -40,8 +40,24 @@ def _is_allowed(dotted: str) -> bool:
     return any(dotted == entry or dotted.startswith(f"{entry}.") for entry in allowed())
 
 
-def _own(file: Path, base: Path) -> bool:
-    return file.resolve().is_relative_to(base.resolve())
+_INSTALLED = ("site-packages", "dist-packages")  # where installers put packages, venv or not
+
+
+def _own(file: Path, base: Path, module_name: str) -> bool:
+    """Whether `file`, the source of `module_name`, is one of the pipeline's own modules: a
+    file or package of its folder found by that name (`rules` as rules.py, `pkg.functions` as
+    functions.py when the folder is pkg), not a module of a virtualenv or a Python install
+    that happens to be kept under the folder (its `os` is still the stdlib's)."""
+    folder, file = base.resolve(), file.resolve()
+    if not file.is_relative_to(folder):
+        return False
+    inside = file.relative_to(folder).parts
+    path = [*inside[:-1], *([] if file.name == "__init__.py" else [file.stem])]
+    names = local_name(module_name).split(".")
+    if not path or names[-len(path) :] != path:
+        return False
+    below = [folder.joinpath(*inside[: i + 1]) for i in range(len(inside) - 1)]
+    return not any(part in _INSTALLED for part in inside) and not any((d / "pyvenv.cfg").is_file() for d in below)
 
 
 def _outside(dotted: str, base: Path) -> str:
@@ -73,7 +89,7 @@ def refusal(dotted: str, base: Path) -> str | None:
     file = find_source(parts[0], base)
     if file is None and not _exists(parts[0]):
         return f"cannot import '{parts[0]}': no such module beside the pipeline (in {base}) or installed"
-    if file is None or not _own(file, base):
+    if file is None or not _own(file, base, parts[0]):
         return _outside(dotted, base)
     return None
 
@@ -92,7 +108,7 @@ def _locate(dotted: str, base: Path, *, hops: int) -> str | None:
         return problem
     module_name, attr = split(dotted) or ("", "")
     file = find_source(module_name, base)
-    if file is None or not _own(file, base):
+    if file is None or not _own(file, base, module_name):
         return None  # allowed code outside the pipeline is trusted, and may be compiled: not parsed
     return _find_name(file, module_name, attr, dotted, base, hops=hops)
 
@@ -203,12 +219,11 @@ def _relative_file(file: Path, node: ast.ImportFrom) -> Path | None:
 
 def refusal_of_object(value: Any, dotted: str, base: Path) -> str | None:
     """Why what importing `dotted` gave may not be named (None: it may): its defining module
-    must be one of the pipeline's own, or allowed, like the path itself."""
-    if _is_allowed(dotted):
-        return None
+    must be one of the pipeline's own, or allowed. Judged by that module, not by the path: an
+    allowed module's re-export of another module's function is that function."""
     module_name = getattr(value, "__module__", None)
     file = getattr(sys.modules.get(module_name or ""), "__file__", None)
-    if file is not None and _own(Path(file), base):
+    if module_name and file is not None and _own(Path(file), base, module_name):
         return None
     if module_name and _is_allowed(f"{module_name}.{getattr(value, '__qualname__', '')}"):
         return None

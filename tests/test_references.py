@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cantata import SpecError, load_pipeline
 from cantata.bundled import bundled
 from cantata.loader import validate_pipeline
-from cantata.references import ALLOWED_ENV
+from cantata.references import ALLOWED_ENV, refusal, refusal_of_object
 from tests.helpers.pipelines import WriteFile
 from tests.test_cli import cantata
 
@@ -131,3 +134,21 @@ def test_a_bundled_pipeline_is_checked_in_its_folder(tmp_path: Path) -> None:
             validate_pipeline(beside)
     finally:
         beside.unlink()
+
+
+def test_a_python_install_or_a_venv_kept_under_the_pipelines_folder_is_not_its_own_code() -> None:
+    """Its files sit under the folder, but not as the folder's modules: `os` is the stdlib's."""
+    stdlib_under = Path(os.__file__).resolve().parents[1]  # e.g. /usr/lib holding python3.11/os.py
+    installed_under = Path(yaml.__file__).resolve().parents[3]  # holds .../site-packages/yaml
+    venv_under = Path(sys.prefix).parent  # the folder holding the venv (pyvenv.cfg)
+    for base in (stdlib_under, installed_under, venv_under):
+        assert "is outside the pipeline's own modules" in (refusal("os.system", base) or "")
+        assert "is outside the pipeline's own modules" in (refusal("yaml.safe_load", base) or "")
+        assert "is outside the pipeline's own modules" in (refusal_of_object(os.system, "os.system", base) or "")
+
+
+def test_a_re_export_in_allowed_code_is_judged_by_what_it_really_is(write: WriteFile) -> None:
+    path = one_function(write, "cantata.pipelines.coaching.learned.Path")
+    validate_pipeline(path)  # allowed code is trusted to the source: what it binds shows when loaded
+    with pytest.raises(SpecError, match=r"'cantata\.pipelines\.coaching\.learned\.Path' is pathlib\.Path, and"):
+        load_pipeline(path)
