@@ -315,3 +315,16 @@ async def test_the_document_declares_the_real_error_body_and_the_bearer_scheme(c
     chat = schema["paths"]["/v1/chat/completions"]["post"]["responses"]
     assert {"400", "401", "404", "409", "413", "422", "503"} <= set(chat)
     assert "security" not in schema["paths"]["/healthz"]["get"]
+
+
+async def test_a_following_event_stream_ends_when_the_server_stops(config: Path, home: Path) -> None:
+    """An open /api/events stream must not hold a shutdown for its whole grace: it ends, and
+    its client reconnects to the successor with Last-Event-ID."""
+    async with running(make_app(config, home)) as app, client(app) as c:
+        await c.post("/v1/chat/completions", json=chat_body("hello", model="example"))
+        following = asyncio.create_task(c.get("/api/events"))  # follows: ends only when the server stops
+        await asyncio.sleep(0.2)
+        assert not following.done()
+        app.state.service.stop_accepting()
+        events = parse((await asyncio.wait_for(following, timeout=60)).text)  # a hang fails, not a slow end
+    assert events[-1].event == "turn_delivered"

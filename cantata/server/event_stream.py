@@ -30,12 +30,16 @@ async def event_stream(
     user_id: str | None,
     turn_id: int | None,
     follow: bool = True,
+    stopping: asyncio.Event,
 ) -> AsyncIterator[str]:
     """The store's events after `seq`, then the live tail, as SSE text. The subscription
     is opened before the replay, so an event committed in between is in one or the other
     (and a duplicate is recognised by its seq); a subscriber that falls behind is dropped
     by the bus and catches up from the store the same way. `owners` maps the turns this
-    server runs to their users: a live event carries no user, so the filter places it."""
+    server runs to their users: a live event carries no user, so the filter places it.
+    The live tail ends once `stopping` is set (shutdown): a client reconnects with
+    `Last-Event-ID`, to the successor, and misses nothing, while an open stream would hold the
+    shutdown for its whole grace."""
 
     def match(event: Event) -> bool:
         if not event.persisted:
@@ -61,12 +65,14 @@ async def event_stream(
                 return
             while True:  # live
                 try:
-                    item = await asyncio.wait_for(anext(subscription), timeout=HEARTBEAT_S)
+                    item = await _next_or_stop(subscription, stopping)
                 except TimeoutError:
                     yield ": keep-alive\n\n"
                     continue
                 except StopAsyncIteration:
                     item = Dropped(seq)
+                if item is None:
+                    return
                 if isinstance(item, Dropped):
                     subscription = bus.subscribe(match=match)
                     break  # back to the store for what was missed
@@ -78,3 +84,21 @@ async def event_stream(
                     return
     finally:
         subscription.close()
+
+
+async def _next_or_stop(
+    subscription: AsyncIterator[Event | Dropped], stopping: asyncio.Event
+) -> Event | Dropped | None:
+    """The next live item, or None once `stopping` is set; TimeoutError after a heartbeat's silence."""
+    item = asyncio.ensure_future(anext(subscription))
+    stop = asyncio.ensure_future(stopping.wait())
+    try:
+        done, _ = await asyncio.wait({item, stop}, timeout=HEARTBEAT_S, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (item, stop):
+            task.cancel()
+    if item in done:
+        return item.result()
+    if stop in done:
+        return None
+    raise TimeoutError

@@ -96,6 +96,7 @@ class Service(Reads):
         self.forgetters = list(forgetters)
         self.resuming: asyncio.Task[Resumed] | None = None
         self.stopping = False  # shutting down: no new turn starts
+        self.stopped = asyncio.Event()  # the same, for what waits on it: live event streams end
         self._cut: asyncio.TimerHandle | None = None
 
     def resume_unfinished(self) -> None:
@@ -222,6 +223,7 @@ class Service(Reads):
             asyncio.get_running_loop().call_soon_threadsafe(self._arm_cut)
 
     def _arm_cut(self) -> None:
+        self.stopped.set()
         self._cut = asyncio.get_running_loop().call_later(self.grace_s, self._cut_turns)
 
     def _cut_turns(self) -> None:
@@ -266,5 +268,12 @@ class Service(Reads):
     def events(self, seq: int, *, user_id: str | None, turn_id: int | None, follow: bool = True) -> AsyncIterator[str]:
         """The store's events after `seq`, then (with `follow`) the live tail, as SSE text."""
         return event_stream(
-            self.runtime.bus, self.store, seq, owners=self.owners, user_id=user_id, turn_id=turn_id, follow=follow
+            self.runtime.bus,
+            self.store,
+            seq,
+            owners=self.owners,
+            user_id=user_id,
+            turn_id=turn_id,
+            follow=follow,
+            stopping=self.stopped,
         )
