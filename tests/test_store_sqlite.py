@@ -87,6 +87,30 @@ async def test_forget_leaves_no_row_of_the_user(tmp_path: Path) -> None:
     assert db.execute("SELECT content FROM messages ORDER BY id").fetchall() == [("ben hi",), ("hello ben",)]
 
 
+async def test_a_forget_whose_checkpoint_a_reader_holds_up_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader's older snapshot keeps the deleted rows' bytes in the WAL: an error, not a
+    success; once it is done, forgetting again empties the WAL."""
+    monkeypatch.setattr("cantata.store.sqlite_db.BUSY_TIMEOUT_MS", 50)  # each try waits this for the reader
+    store = open_store(tmp_path)
+    session = store.new_session("ana", "p")
+    await store.start_turn(session, "ana's secret", new_session=True)
+    reader = sqlite3.connect(tmp_path / "cantata.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM messages").fetchone()  # its snapshot: from before the forget
+    try:
+        with pytest.raises(StoreError, match=r"the user's rows are deleted, but another connection's read kept"):
+            await store.forget_user("ana")
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    await store.forget_user("ana")
+    await store.close()
+    wal = tmp_path / "cantata.db-wal"
+    assert not wal.exists() or b"ana's secret" not in wal.read_bytes()
+
+
 async def test_a_database_that_cannot_be_opened_is_one_store_error(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the folder should be")
     store = SqliteStore(tmp_path / "blocked" / "cantata.db")

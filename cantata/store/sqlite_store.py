@@ -7,13 +7,18 @@ WAL, the busy timeout), committed and read in one snapshot.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from cantata.errors import StoreError
 from cantata.store import queries
 from cantata.store.migrations import migrate
 from cantata.store.sql_store import SqlStore
 from cantata.store.sqlite_db import connect, explain, transaction
+
+CHECKPOINT_TRIES = 3  # a forget's WAL checkpoint, tried again while a reader holds it up
+CHECKPOINT_PAUSE_S = 0.2
 
 
 class SqliteStore(SqlStore[sqlite3.Connection]):
@@ -43,5 +48,15 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
     def _erase_deleted(self, db: sqlite3.Connection) -> None:
         # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
         # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
-        # reader of another process holding an older snapshot can delay that until it is done.
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        # reader of another process holding an older snapshot keeps it from the WAL's end
+        # (each try waits the busy timeout for it): the forget must not report success then.
+        for attempt in range(CHECKPOINT_TRIES):
+            busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not busy:
+                return
+            if attempt + 1 < CHECKPOINT_TRIES:
+                time.sleep(CHECKPOINT_PAUSE_S)
+        raise StoreError(
+            f"{self.where}: the user's rows are deleted, but another connection's read kept their bytes in"
+            f" the write-ahead log ({self.where}-wal); run the forget again once it is done"
+        )
