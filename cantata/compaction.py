@@ -13,14 +13,13 @@ read here holds (cantata/quotes.py) is left out, and the drop is logged with its
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 from collections.abc import Sequence
 from contextlib import aclosing
 
 from cantata import killpoints
 from cantata.backends.base import CompletionRequest, Message
-from cantata.errors import BackendError
+from cantata.errors import BackendError, get_logger
 from cantata.loader import Pipeline
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing
@@ -35,7 +34,7 @@ SUMMARY_TOKENS = 200
 LOWEST_RANK = 1_000_000  # after every agent of every turn on a shared instance
 _SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+|$)\s*")
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def may_need_compaction(briefing: Briefing | None, reply: str, budget: int) -> bool:

@@ -12,7 +12,6 @@ expiry.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import secrets
 import socket
@@ -20,13 +19,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
-from cantata.errors import CantataError, SessionBusy
+from cantata.errors import CantataError, SessionBusy, get_logger
 from cantata.store import Store
 
 LEASE_TTL_S = 30.0  # renewed every third of it while the turn runs
 POLL_S = 0.1  # how often a waiting turn asks again
 
-log = logging.getLogger("cantata")
+log = get_logger("cantata.leases")
 
 
 def process_start(pid: int) -> str:

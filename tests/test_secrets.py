@@ -3,6 +3,7 @@ in logs, errors, events, exports, `--json`, the database file or the dashboard's
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -152,3 +153,12 @@ async def test_a_planted_key_is_found_nowhere(
         assert "***" in seen[where], where
     assert "cantata.db" in seen and "could not use ***" in seen["logs"]
     assert {where: leaked(text) for where, text in seen.items() if leaked(text)} == {}
+
+
+@pytest.mark.parametrize("module", ["cantata.leases", "cantata.compaction"])
+def test_what_the_lease_keeper_and_compaction_log_is_scrubbed(module: str, caplog: pytest.LogCaptureFixture) -> None:
+    register_secret(KEY)
+    log = importlib.import_module(module).log
+    with caplog.at_level(logging.WARNING):
+        log.warning("upstream said: bad key %s", KEY)
+    assert caplog.records and KEY not in caplog.text
