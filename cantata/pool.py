@@ -169,11 +169,14 @@ class Pool:
         for alias in aliases:
             instance = self.instance_for(alias)
             needed.setdefault(instance.name, (instance, alias))
-        down = []
-        for instance, alias in needed.values():
-            reason = await instance.unavailable()
-            if reason is not None:
-                down.append(f"instance '{instance.name}' cannot serve '{alias}': {reason}")
+        # At once: a half-open instance that hangs until its timeout must not hold up the
+        # others' answers (nor, through them, the turn's early reply).
+        reasons = await asyncio.gather(*(instance.unavailable() for instance, _ in needed.values()))
+        down = [
+            f"instance '{instance.name}' cannot serve '{alias}': {reason}"
+            for (instance, alias), reason in zip(needed.values(), reasons, strict=True)
+            if reason is not None
+        ]
         if down and len(down) == len(needed):
             raise BackendUnavailable("; ".join(down))
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from cantata.backends.scripted import ScriptedBackend
-from cantata.config import InstanceConfig
-from cantata.pool import Instance, rank
+from cantata.config import InstanceConfig, load_config
+from cantata.pool import Instance, Pool, rank
+from tests.helpers.pipelines import WriteFile, scripted_config
 
 
 def instance(capacity: int) -> Instance:
@@ -75,3 +78,26 @@ async def test_cap_is_respected_and_cancelled_waiters_are_dropped() -> None:
     tasks[-1].cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     assert peak == 2 and inst.stats.running == 0
+
+
+async def test_instances_are_checked_at_once_so_a_hanging_one_holds_up_no_other(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hanging` answers only once `quick` has been asked: checked one after the other, the
+    check would never end."""
+    pool = Pool(load_config(scripted_config(write, hanging={"serves": ["a"]}, quick={"serves": ["b"]})))
+    asked = asyncio.Event()
+
+    async def hang() -> None:
+        await asked.wait()
+
+    async def answer() -> None:
+        asked.set()
+
+    monkeypatch.setattr(pool.instance_for("a").backend, "check", hang)
+    monkeypatch.setattr(pool.instance_for("b").backend, "check", answer)
+    try:
+        await asyncio.wait_for(pool.check(["a", "b"]), timeout=60)  # a deadlock fails, not a slow check
+    finally:
+        await pool.close()
+    assert asked.is_set()
