@@ -107,9 +107,13 @@ def serving(folder: Path, config_path: Path, pipeline_path: Path) -> Iterator[tu
     port = free_port()
     env = dict(os.environ, CANTATA_HOME=str(folder / "server-home"), PYTHONPATH=str(folder))
     command = [sys.executable, "-m", "cantata", "serve", "--port", str(port), "--config", str(config_path)]
-    server = subprocess.Popen(
-        [*command, "--pipeline", str(pipeline_path)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    # stderr to a file, not a pipe: the server logs a line per request, and a pipe nobody
+    # reads fills (64 KB) and then blocks the server in the middle of the run.
+    log = folder / "serve.log"
+    with log.open("wb") as stderr:
+        server = subprocess.Popen(
+            [*command, "--pipeline", str(pipeline_path)], env=env, stdout=subprocess.DEVNULL, stderr=stderr
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -120,9 +124,7 @@ def serving(folder: Path, config_path: Path, pipeline_path: Path) -> Iterator[tu
             except httpx.HTTPError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(
-                    f"cantata serve did not start: {server.stderr.read().decode() if server.stderr else ''}"
-                )
+                raise SystemExit(f"cantata serve did not start: {log.read_text(errors='replace')}")
             time.sleep(0.2)
         yield server, url
     finally:
