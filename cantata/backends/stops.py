@@ -15,6 +15,10 @@ class StopScanner:
 
     def __init__(self, stops: tuple[str, ...]) -> None:
         self.stops = tuple(s for s in stops if s)
+        # For the common case, a piece whose end holds no stop's first character: nothing to
+        # hold back, found without trying every end of the text against every stop.
+        self._firsts = frozenset(s[0] for s in self.stops)
+        self._window = max((len(s) - 1 for s in self.stops), default=0)
         self.matched: str | None = None  # the stop sequence found, once one is
         self._held = ""
 
@@ -39,6 +43,8 @@ class StopScanner:
 
     def _possible_start(self, text: str) -> int:
         """The length of the longest end of `text` that a stop sequence begins with."""
+        if not self._window or self._firsts.isdisjoint(text[-self._window :]):
+            return 0
         longest = 0
         for stop in self.stops:
             for size in range(min(len(stop) - 1, len(text)), longest, -1):
