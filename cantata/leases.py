@@ -90,26 +90,49 @@ class LeaseKeeper:
                 who = "this runtime" if held == self.holder else f"another process ({held})"
                 raise SessionBusy(f"session {session_id} is running a turn in {who}; retry when it is done")
             await asyncio.sleep(POLL_S)
-        renewing = asyncio.create_task(self._renew(session_id))
+        # A timer, not a task per turn: most turns end before the first renewal is due, and a
+        # task's start and cancellation cost a zero-latency turn several event-loop rounds.
+        renewal = _Renewal(self, session_id)
         try:
             yield
         finally:
-            renewing.cancel()
-            with suppress(asyncio.CancelledError):
-                await renewing
+            await renewal.stop()
             self._held.discard(session_id)
             try:
                 await self.store.release_session(session_id, self.holder)
             except CantataError as exc:  # it expires on its own
                 log.warning("could not release the lease of session %s: %s", session_id, exc)
 
-    async def _renew(self, session_id: str) -> None:
-        while True:
-            await asyncio.sleep(self.ttl_s / 3)
-            try:
-                held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s)
-            except CantataError as exc:
-                log.warning("could not renew the lease of session %s: %s", session_id, exc)
-                continue
-            if held is not None:
-                log.warning("session %s: the lease passed to %s while a turn of it ran here", session_id, held)
+    async def renew(self, session_id: str) -> None:
+        try:
+            held = await self.store.lease_session(session_id, self.holder, ttl_s=self.ttl_s)
+        except CantataError as exc:
+            log.warning("could not renew the lease of session %s: %s", session_id, exc)
+            return
+        if held is not None:
+            log.warning("session %s: the lease passed to %s while a turn of it ran here", session_id, held)
+
+
+class _Renewal:
+    """Renews one held lease every third of its time to live until stopped."""
+
+    def __init__(self, keeper: LeaseKeeper, session_id: str) -> None:
+        self.keeper = keeper
+        self.session_id = session_id
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task[None] | None = None
+        self.timer = self.loop.call_later(keeper.ttl_s / 3, self._due)
+
+    def _due(self) -> None:
+        self.task = self.loop.create_task(self._renew())
+
+    async def _renew(self) -> None:
+        await self.keeper.renew(self.session_id)
+        self.timer = self.loop.call_later(self.keeper.ttl_s / 3, self._due)
+
+    async def stop(self) -> None:
+        self.timer.cancel()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self.task
