@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIN_WORDS = 3
 REPEATS = 3
@@ -40,6 +41,8 @@ def normalise(sentence: str) -> str:
     return _SPACE.sub(" ", _NOT_WORD.sub("", sentence.lower())).strip()
 
 
+# Asked twice of each text reply (the stream's gate, then the check of the whole reply).
+@lru_cache(maxsize=16)
 def find_repetition(text: str) -> Repetition | None:
     """The repeated sentence that comes back first, if the reply repeats one by the rule."""
     seen: dict[str, list[re.Match[str]]] = {}

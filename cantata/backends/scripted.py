@@ -92,6 +92,8 @@ class ScriptedBackend(Backend):
 
     def _fault(self, key: tuple[str, int], attempt: int) -> FaultKind | None:
         """The fault this attempt of this call injects, if any (`fail_first`, then `fail_rate`)."""
+        if attempt > self.config.fail_first and not self.config.fail_rate:
+            return None  # the usual case, without seeding a generator per call
         roll = random.Random(f"{self.config.seed}:{key}:{attempt}")
         if attempt <= self.config.fail_first or (self.config.fail_rate and roll.random() < self.config.fail_rate):
             return roll.choice(self.config.faults)

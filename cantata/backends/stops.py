@@ -9,16 +9,24 @@ next piece shows whether it is, and nothing from a stop sequence on is ever emit
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+
+@lru_cache(maxsize=64)  # a scanner per model call, and a pipeline's calls share a few sets of stops
+def _prepared(stops: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str], int]:
+    """The stops (empty ones dropped), their first characters, and the longest end of a
+    piece that may begin one. The first characters serve the common case, a piece whose end
+    holds none of them: nothing to hold back, found without trying every end of the text
+    against every stop."""
+    kept = tuple(s for s in stops if s)
+    return kept, frozenset(s[0] for s in kept), max((len(s) - 1 for s in kept), default=0)
+
 
 class StopScanner:
     """Feed the reply's pieces in order; emit what `feed` returns, then what `flush` returns."""
 
     def __init__(self, stops: tuple[str, ...]) -> None:
-        self.stops = tuple(s for s in stops if s)
-        # For the common case, a piece whose end holds no stop's first character: nothing to
-        # hold back, found without trying every end of the text against every stop.
-        self._firsts = frozenset(s[0] for s in self.stops)
-        self._window = max((len(s) - 1 for s in self.stops), default=0)
+        self.stops, self._firsts, self._window = _prepared(stops)
         self.matched: str | None = None  # the stop sequence found, once one is
         self._held = ""
 
