@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cantata import bundled as bundled_pipelines
+from cantata import telemetry
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home, database_url, load_config
 from cantata.errors import BackendUnavailable, CantataError
 from cantata.loader import Pipeline, load_pipeline, validate_pipeline
@@ -332,6 +333,7 @@ def schema(what: str) -> None:
 
 
 def main() -> None:
+    telemetry.configure_from_env()
     try:
         cli.main(prog_name="cantata")
     except CantataError as exc:

@@ -21,6 +21,9 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
+from cantata import telemetry
 from cantata.backends.base import CompletionRequest, Message, Usage
 from cantata.context import CheckContext, FunctionContext
 from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
@@ -54,8 +57,10 @@ class ModelCall:
         check: Callable[[CheckContext], Any] | None = None,
         shortcut: Callable[[FunctionContext], Any] | None = None,
         context: FunctionContext | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.agent = agent
+        self.tracer = tracer  # None while tracing is off (telemetry.py)
         self.prefix = prefix
         self.check = check
         self.shortcut = shortcut
@@ -230,7 +235,10 @@ class ModelCall:
             others=speed.in_flight,
         )
         with speed.generating(prompt_tokens, agent.max_tokens):
-            reply = await self._stream(self._request(messages), deadline)
+            if self.tracer is None:
+                reply = await self._stream(self._request(messages), deadline)
+            else:
+                reply = await self._traced_stream(self.tracer, messages, deadline)
         deadline.generating = False
         self._account(reply)
         # The notes say what was done to the reply the agent ends with: its last generation's.
@@ -238,6 +246,36 @@ class ModelCall:
         if reply.stop is not None:
             self.result.quality.append(f"cut where it began to echo the prompt's heading {reply.stop.strip()!r}")
         return reply.text, reply.finish
+
+    async def _traced_stream(self, tracer: Tracer, messages: list[Message], deadline: _Deadline) -> _Reply:
+        """`_stream` in a span of its own: the GenAI conventions' inference span."""
+        config = self.instance.config
+        request = self._request(messages)
+        with telemetry.chat_span(
+            tracer,
+            backend=config.backend,
+            model=self.instance.backend.info().model,
+            instance=self.instance.name,
+            url=config.url,
+            agent=self.agent.name,
+            session_id=self.context.session if self.context is not None else None,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            structured=request.schema is not None,
+            messages=messages,
+        ) as span:
+            reply = await self._stream(request, deadline)
+            usage = reply.usage
+            telemetry.chat_finished(
+                span,
+                input_tokens=usage.prompt_tokens,
+                output_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens,
+                finish_reason=reply.finish,
+                first_token_s=reply.first_token_s,
+                text=reply.text,
+            )
+        return reply
 
     def _request(self, messages: list[Message]) -> CompletionRequest:
         agent = self.agent

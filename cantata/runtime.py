@@ -114,10 +114,12 @@ class Cantata:
         on_event: Listener | None = None,
         options: dict[str, Any] | None = None,
         wait: bool = True,
+        traceparent: str | None = None,
     ) -> TurnResult:
         """One turn of `pipeline` on `message`; `options` reach its functions as ctx.options.
         While another turn of the session runs (here or in another process), it waits for
-        it, or with `wait=False` raises SessionBusy."""
+        it, or with `wait=False` raises SessionBusy. `traceparent`: the W3C trace context
+        its span goes under, when another process asked for it (telemetry.py)."""
         if not message.strip():
             raise UserError("the message is empty")
         if not user.strip():
@@ -148,24 +150,34 @@ class Cantata:
                 on_event,
                 context=started.context,
                 options=options,
+                traceparent=traceparent,
             )
 
     async def resume(
-        self, pipeline: Pipeline, turn_id: int, *, on_event: Listener | None = None, wait: bool = False
+        self,
+        pipeline: Pipeline,
+        turn_id: int,
+        *,
+        on_event: Listener | None = None,
+        wait: bool = False,
+        traceparent: str | None = None,
     ) -> TurnResult:
         """Finish a turn interrupted by a crash, without rerunning agents that already wrote
         and without publishing again what it had published (`turn_started`, the early reply):
         its readers see it go on (`turn_resumed`). A turn that a live process is running
-        raises SessionBusy (with `wait`, waits for it, then finds it finished)."""
+        raises SessionBusy (with `wait`, waits for it, then finds it finished).
+        `traceparent` as for `run_turn`."""
         found = await self.store.unfinished_turn(turn_id)
         if found is None:
             raise UserError(f"turn {turn_id} is not an unfinished turn")
         _belongs_to(found.session, pipeline)
         await self.check(pipeline)
         async with self.leases.hold(found.session.id, wait=wait):
-            return await self._resume_held(pipeline, turn_id, on_event)
+            return await self._resume_held(pipeline, turn_id, on_event, traceparent)
 
-    async def _resume_held(self, pipeline: Pipeline, turn_id: int, on_event: Listener | None) -> TurnResult:
+    async def _resume_held(
+        self, pipeline: Pipeline, turn_id: int, on_event: Listener | None, traceparent: str | None = None
+    ) -> TurnResult:
         """`resume`'s work, once its session's lease is held here."""
         found = await self.store.unfinished_turn(turn_id)  # its runner may have finished it meanwhile
         if found is None:
@@ -175,7 +187,15 @@ class Cantata:
         events, turn = await asyncio.gather(self.store.events(turn_id), self.store.get_turn(turn_id))
         delivered = Delivered.of(events, turn.replies if turn else [])
         return await self._run(
-            pipeline, session, turn_id, number, message, on_event, context=context, delivered=delivered
+            pipeline,
+            session,
+            turn_id,
+            number,
+            message,
+            on_event,
+            context=context,
+            delivered=delivered,
+            traceparent=traceparent,
         )
 
     async def resume_unfinished(
@@ -222,6 +242,7 @@ class Cantata:
         context: TurnContext,
         delivered: Delivered | None = None,
         options: dict[str, Any] | None = None,
+        traceparent: str | None = None,
     ) -> TurnResult:
         if on_event is not None:
             self._turn_listeners[turn_id] = on_event
@@ -236,6 +257,7 @@ class Cantata:
                 resumed=delivered is not None,
                 delivered=delivered or Delivered(),
                 options=options or {},
+                traceparent=traceparent,
             )
             services = Services(pool=self.pool, store=self.store, bus=self.bus)
             runner = TurnRunner(turn, services, runtime=self)

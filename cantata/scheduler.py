@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from cantata import killpoints
+from cantata import killpoints, telemetry
 from cantata.blackboard import Blackboard
 from cantata.context import FunctionContext, Runtime
 from cantata.errors import BackendError, CantataError, OutputInvalid, Skip, StoreError
@@ -76,6 +76,7 @@ class TurnInput:
     resumed: bool = False  # an interrupted turn: agents that already wrote are not rerun
     delivered: Delivered = Delivered()  # ...and what it published is not published again
     options: dict[str, Any] = field(default_factory=dict)  # reach its functions as ctx.options
+    traceparent: str | None = None  # the trace of whoever asked for it, in another process (telemetry.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +110,7 @@ class TurnRunner:
         self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
         self._running: set[str] = set()  # agents not done yet: the turn finishes when none is left
         self._finished: tuple[TurnStatus, Awaitable[None]] | None = None  # the status and its write
+        self._tracer = telemetry.tracer()  # None while tracing is off: then no tracing call per agent
 
     def clock(self) -> float:
         return time.monotonic() - self._t0
@@ -119,6 +121,24 @@ class TurnRunner:
         )
 
     async def run(self) -> TurnResult:
+        if self._tracer is None:
+            return await self._run()
+        turn = self.turn
+        with telemetry.turn_span(
+            self._tracer,
+            pipeline=self.pipeline.name,
+            turn_id=self.turn_id,
+            number=turn.number,
+            session_id=self.session.id,
+            user_id=self.session.user_id,
+            resumed=turn.resumed,
+            traceparent=turn.traceparent,
+        ) as span:
+            result = await self._run()
+            telemetry.turn_finished(span, result.status)
+            return result
+
+    async def _run(self) -> TurnResult:
         self._t0 = time.monotonic()
         if self.turn.resumed:
             await self.board.load()
@@ -225,8 +245,15 @@ class TurnRunner:
         for upstream in agent.reads:
             await done[upstream]
         written = done[agent.name]
+        view = view or self.results
         try:
-            await self._run_agent(agent, view or self.results, iteration)
+            if self._tracer is None:
+                await self._run_agent(agent, view, iteration)
+            else:
+                model = None if agent.is_function else agent.model
+                with telemetry.agent_span(self._tracer, agent.name, model=model, iteration=iteration) as span:
+                    await self._run_agent(agent, view, iteration)
+                    telemetry.agent_finished(span, view[agent.name])
         finally:
             # A reader cancelled while awaiting this future cancels it too: the turn is
             # being cancelled then, and there is no one left to tell.
@@ -426,6 +453,7 @@ class TurnRunner:
             # E.g. a safe template at a high risk tier: no generation at all.
             shortcut=self.pipeline.shortcuts.get(agent.name),
             context=ctx,
+            tracer=self._tracer,
         )
         self._calls[agent.name] = call
         output = await call.run()

@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cantata import __version__
+from cantata import __version__, telemetry
 from cantata.config import InstancesConfig, cantata_home, database_url, load_config
 from cantata.errors import UserError
 from cantata.runtime import Cantata, Forgetter
@@ -133,6 +133,9 @@ def create_app(
         version=__version__,
         description="Every pipeline as an OpenAI-compatible model, and a REST and event API over its turns.",
         lifespan=lifespan,
+        # FastAPI's own request spans, when tracing is on (telemetry.py): the parent of a turn's
+        # span. Its spans of each dependency and of serialization would only bury the turn's.
+        telemetry={"tracer_provider": telemetry.provider(), "operation_spans": False},
     )
     install_error_handlers(app)
 

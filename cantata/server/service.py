@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cantata import bundled as bundled_pipelines
+from cantata import telemetry
 from cantata.errors import SessionBusy, UserError, get_logger
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
@@ -152,7 +153,8 @@ class Service(Reads):
         self.running.add(handle.task)
         handle.task.add_done_callback(self._finished)
         handle.task.add_done_callback(lambda _: handle.events.put_nowait(None))
-        await handle.wait_started()
+        started = await handle.wait_started()
+        telemetry.mark_request(turn_id=started.turn_id, session_id=started.session_id, user_id=principal.user)
         return handle
 
     async def _turn(

@@ -1,0 +1,235 @@
+"""Traces of turns (cantata/telemetry.py): one trace from the HTTP request through the turn
+to each agent and model call, with token counts; no text unless the operator turns it on;
+across a process hop by `traceparent`; free while off; and exported over OTLP by a real
+`cantata serve` to a real receiver (marker `server`)."""
+
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from cantata import telemetry
+from cantata.bundled import bundled
+from cantata.config import load_config
+from cantata.loader import load_pipeline
+from cantata.runtime import Cantata
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.server_app import chat_body, client, make_app, running
+from tests.helpers.servers import CantataServer
+from tests.helpers.traces import SpanView, Trace, check_turn_tree, from_sdk, otlp_receiver
+
+MESSAGE = "I keep skipping the gym on Mondays"
+
+
+@pytest.fixture
+def config(write: WriteFile) -> Path:
+    return scripted_config(write, fast={"latency_s": 0.01, "tokens_per_s": 2000, "model": "scripted-8B"})
+
+
+@pytest.fixture
+def exported() -> Iterator[InMemorySpanExporter]:
+    """Cantata's spans (and the server's request spans) into memory, for this test only."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.use(provider)
+    try:
+        yield exporter
+    finally:
+        telemetry.use(None)
+        provider.shutdown()
+
+
+def finished(exporter: InMemorySpanExporter) -> Trace:
+    return Trace(from_sdk(span) for span in exporter.get_finished_spans())
+
+
+async def chat(config: Path, home: Path, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A chat completion through the app, and its turn as the API reports it."""
+    async with running(make_app(config, home)) as app, client(app) as c:
+        r = await c.post("/v1/chat/completions", json=body)
+        assert r.status_code == 200, r.text
+        turn_id = int(r.headers["x-cantata-turn"])
+        turn = (await c.get(f"/api/turns/{turn_id}")).json()
+    return r.json() if not body["stream"] else {}, turn
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_turn_is_one_trace_from_the_request_to_each_model_call(
+    config: Path, home: Path, exported: InMemorySpanExporter, stream: bool
+) -> None:
+    _, turn = await chat(config, home, chat_body(MESSAGE, stream=stream))
+    request = finished(exported).one("POST /v1/chat/completions")
+    spans = finished(exported).of(request.trace_id)  # not the API's answer to the turn's GET
+    assert request.kind == "SERVER" and request.parent_id is None
+    assert request.attributes["http.response.status_code"] == 200
+    agents = {a["name"]: a for a in turn["agents"]}
+    turn_span = check_turn_tree(spans, agents)
+    assert request in spans.ancestors(turn_span)
+    for span in (request, turn_span):  # the turn, its session and its user, on both
+        assert span.attributes["cantata.turn.id"] == turn["turn_id"]
+        assert span.attributes["gen_ai.conversation.id"] == turn["session"]
+        assert span.attributes["user.id"] == turn["user"] == "local"
+    assert turn_span.attributes["gen_ai.workflow.name"] == "example"
+    assert turn_span.attributes["cantata.turn.status"] == turn["status"]
+    assert turn_span.attributes["cantata.worker"].endswith(f":{os.getpid()}")  # the process that ran it
+    call = spans.children(spans.one("invoke_agent answer"), "chat ")[0]
+    assert call.name == "chat scripted-8B" and call.attributes["gen_ai.provider.name"] == "cantata.scripted"
+    assert call.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    # No text by default: not the message, not a prompt, not a reply.
+    texts = spans.texts()
+    assert MESSAGE not in texts and turn["final"]["text"] not in texts
+    assert not [key for s in spans.spans for key in s.attributes if key.endswith(".messages")]
+
+
+async def test_text_only_when_the_operator_turns_it_on(
+    config: Path, home: Path, exported: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(telemetry.CONTENT_SWITCH, "true")
+    body, turn = await chat(config, home, chat_body(MESSAGE))
+    spans = finished(exported)
+    call = spans.children(spans.one("invoke_agent answer"), "chat ")[-1]
+    assert MESSAGE in call.attributes["gen_ai.input.messages"]
+    assert body["choices"][0]["message"]["content"] in call.attributes["gen_ai.output.messages"]
+
+
+async def test_a_turn_run_elsewhere_goes_under_the_traceparent_it_was_given(
+    config: Path, home: Path, exported: InMemorySpanExporter
+) -> None:
+    """The hop to a worker: the traceparent stored where the turn was asked for is the
+    parent of the turn's span where it runs, whatever is current there."""
+    tracer = telemetry.tracer()
+    assert tracer is not None
+    with tracer.start_as_current_span("enqueue") as enqueue:
+        traceparent = telemetry.current_traceparent()
+    assert traceparent is not None
+    assert telemetry.current_traceparent() is None  # no span current here: nothing to carry
+    runtime = Cantata(load_config(config), home=home)
+    try:
+        result = await runtime.run_turn(load_pipeline(bundled()["example"]), MESSAGE, traceparent=traceparent)
+    finally:
+        await runtime.close()
+    spans = finished(exported)
+    turn = spans.one("invoke_workflow ")
+    assert turn.kind == "CONSUMER"
+    assert turn.parent_id == f"{enqueue.get_span_context().span_id:016x}"
+    assert turn.trace_id == f"{enqueue.get_span_context().trace_id:032x}"
+    assert turn.attributes["cantata.turn.id"] == result.turn_id
+
+
+async def test_a_tool_call_is_a_span_under_its_agent(exported: InMemorySpanExporter) -> None:
+    tracer = telemetry.tracer()
+    assert tracer is not None
+    with telemetry.agent_span(tracer, "builder", model="code", iteration=0):
+        with telemetry.tool_span("lookup", call_id="call-1", arguments={"city": "Oslo"}) as span:
+            span.result("12 degrees")
+        with pytest.raises(TimeoutError), telemetry.tool_span("slow"):
+            raise TimeoutError("the tool took too long")
+    spans = finished(exported)
+    agent = spans.one("invoke_agent builder")
+    lookup, slow = spans.one("execute_tool lookup"), spans.one("execute_tool slow")
+    assert lookup.parent_id == slow.parent_id == agent.span_id
+    assert lookup.attributes["gen_ai.tool.call.id"] == "call-1"
+    assert lookup.attributes["cantata.tool.result_bytes"] == len("12 degrees")
+    assert "gen_ai.tool.call.arguments" not in lookup.attributes  # text only when turned on
+    assert slow.error and slow.attributes["error.type"] == "TimeoutError"
+    assert "too long" not in spans.texts()
+
+
+def _telemetry_calls(profile: cProfile.Profile) -> int:
+    """Calls made into OpenTelemetry or cantata/telemetry.py."""
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    return sum(
+        calls
+        for (filename, _, _), (_, calls, *_) in stats.items()
+        if "opentelemetry" in filename or filename.endswith("telemetry.py")
+    )
+
+
+async def test_tracing_off_makes_no_call_per_agent(write: WriteFile, home: Path) -> None:
+    """While off, a turn asks once whether tracing is on, and its agents and model calls
+    make no call at all for it: the per-node cost is what it was (counted, not timed)."""
+    assert telemetry.tracer() is None
+    config = load_config(scripted_config(write, fast={"latency_s": 0}))
+    agents = [f"  - name: a{i}\n    model: m\n    prompt: x\n" for i in range(6)]
+    one = load_pipeline(write("one.yaml", "name: one\nagents:\n" + agents[0]))
+    six = load_pipeline(write("six.yaml", "name: six\nagents:\n" + "".join(agents)))
+    counts = []
+    runtime = Cantata(config, home=home)
+    try:
+        await runtime.run_turn(one, "warm up")
+        for pipeline in (one, six):
+            profile = cProfile.Profile()
+            profile.enable()
+            await runtime.run_turn(pipeline, "hello")
+            profile.disable()
+            counts.append(_telemetry_calls(profile))
+    finally:
+        await runtime.close()
+    assert counts[0] == counts[1] > 0  # the one question per turn, whatever its size
+
+
+def test_without_the_sdk_a_turn_runs_and_one_line_says_why_nothing_is_exported(config: Path, tmp_path: Path) -> None:
+    blocked = "import sys; sys.modules['opentelemetry.sdk'] = None; from cantata.cli import main; main()"
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, "run", "example", "-m", MESSAGE, "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "OTEL_EXPORTER_OTLP_ENDPOINT" in line]
+    assert warnings == [
+        "warning: OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK is not installed: "
+        "pip install 'cantata[otel]'; traces are not exported"
+    ]
+    assert '"status": "ok"' in done.stdout
+
+
+@pytest.mark.server
+def test_cantata_serve_exports_the_turn_over_otlp(
+    config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real `cantata serve` sends its spans over OTLP/HTTP to a real receiver on loopback,
+    under the trace context the client sent."""
+    client_trace, client_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with otlp_receiver() as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")  # ms: spans arrive while the server runs
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "cantata-under-test")
+        with CantataServer(tmp_path, "--config", str(config)) as server:
+            r = httpx.post(
+                f"{server.url}/v1/chat/completions",
+                json=chat_body(MESSAGE),
+                headers={"traceparent": f"00-{client_trace}-{client_span}-01"},
+                timeout=60,
+            )
+            assert r.status_code == 200, r.text
+            turn = httpx.get(f"{server.url}/api/turns/{r.headers['x-cantata-turn']}", timeout=10).json()
+            expected = 1 + 1 + len(turn["agents"]) + sum(a["attempts"] for a in turn["agents"] if a["instance"])
+
+            def whole(spans: list[SpanView]) -> bool:
+                return len([s for s in spans if s.trace_id == client_trace]) >= expected
+
+            spans = Trace(receiver.wait_for(whole)).of(client_trace)
+    request = spans.one("POST /v1/chat/completions")
+    assert request.parent_id == client_span and request.kind == "SERVER"
+    turn_span = check_turn_tree(spans, {a["name"]: a for a in turn["agents"]})
+    assert request in spans.ancestors(turn_span)
+    assert turn_span.resource["service.name"] == "cantata-under-test"
+    assert turn_span.attributes["cantata.worker"].endswith(f":{turn_span.resource['process.pid']}")
+    assert MESSAGE not in spans.texts()
