@@ -25,6 +25,7 @@ from cantata.bundled import bundled
 from cantata.config import load_config
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
+from cantata.turn import TurnResult
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.servers import CantataServer
@@ -127,6 +128,47 @@ async def test_a_turn_run_elsewhere_goes_under_the_traceparent_it_was_given(
     assert turn.parent_id == f"{enqueue.get_span_context().span_id:016x}"
     assert turn.trace_id == f"{enqueue.get_span_context().trace_id:032x}"
     assert turn.attributes["cantata.turn.id"] == result.turn_id
+
+
+async def flaky_turn(write: WriteFile, home: Path) -> TurnResult:
+    """A turn of the example pipeline on an instance whose every call fails once (HTTP 500)."""
+    config = scripted_config(write, flaky={"fail_first": 1, "faults": ["http_500"]})
+    runtime = Cantata(load_config(config), home=home)
+    try:
+        return await runtime.run_turn(load_pipeline(bundled()["example"]), MESSAGE)
+    finally:
+        await runtime.close()
+
+
+async def test_failed_calls_and_agents_are_marked_failed_without_their_text(
+    write: WriteFile, home: Path, exported: InMemorySpanExporter
+) -> None:
+    """Every call's first attempt fails: `read` (one retry) succeeds on its second,
+    `quick` and `answer` (none) fail, and so does the turn, whose final agent failed."""
+    result = await flaky_turn(write, home)
+    spans = finished(exported)
+    statuses = {a.name: a.status for a in result.agents}
+    assert statuses == {"screen": "ok", "quick": "failed", "read": "ok", "answer": "failed"}
+    turn = spans.one("invoke_workflow ")
+    assert turn.error and turn.attributes["cantata.turn.status"] == result.status == "failed"
+    for name, status in statuses.items():
+        agent = spans.one(f"invoke_agent {name}")
+        assert agent.attributes["cantata.agent.status"] == status and agent.error == (status == "failed")
+    first, second = spans.children(spans.one("invoke_agent read"), "chat ")
+    assert first.error and first.attributes["error.type"] == "BackendHTTPError"
+    assert "gen_ai.usage.input_tokens" not in first.attributes
+    assert not second.error and second.attributes["gen_ai.usage.input_tokens"] > 0
+    errors = [a.error for a in result.agents if a.error]
+    assert errors and not any(error in spans.texts() for error in errors)
+
+
+async def test_an_agents_error_is_its_spans_status_when_text_is_on(
+    write: WriteFile, home: Path, exported: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(telemetry.CONTENT_SWITCH, "true")
+    result = await flaky_turn(write, home)
+    failed = next(a for a in result.agents if a.name == "answer")
+    assert failed.error and finished(exported).one("invoke_agent answer").status_text == failed.error
 
 
 async def test_a_tool_call_is_a_span_under_its_agent(exported: InMemorySpanExporter) -> None:

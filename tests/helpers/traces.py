@@ -37,6 +37,7 @@ class SpanView:
     parent_id: str | None
     attributes: dict[str, Any]
     error: bool
+    status_text: str  # the status's description, empty if none
     resource: dict[str, Any]
 
 
@@ -51,6 +52,7 @@ def from_sdk(span: ReadableSpan) -> SpanView:
         parent_id=f"{span.parent.span_id:016x}" if span.parent is not None else None,
         attributes=dict(span.attributes or {}),
         error=span.status.status_code.name == "ERROR",
+        status_text=span.status.description or "",
         resource=dict(span.resource.attributes),
     )
 
@@ -77,6 +79,7 @@ def from_proto(request: ExportTraceServiceRequest) -> list[SpanView]:
                         parent_id=span.parent_span_id.hex() or None,
                         attributes={a.key: _value(a.value) for a in span.attributes},
                         error=span.status.code == span.status.STATUS_CODE_ERROR,
+                        status_text=span.status.message,
                         resource=resource,
                     )
                 )
@@ -113,8 +116,8 @@ class Trace:
         return chain
 
     def texts(self) -> str:
-        """Every string recorded on a span, to look for text that must not be there."""
-        return "\n".join(str(v) for s in self.spans for v in s.attributes.values())
+        """Everything recorded on the spans, to look for text that must not be there."""
+        return "\n".join(str(v) for s in self.spans for v in [*s.attributes.values(), s.status_text])
 
 
 def check_turn_tree(trace: Trace, agents: dict[str, dict[str, Any]]) -> SpanView:
