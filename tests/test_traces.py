@@ -28,7 +28,7 @@ from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.server_app import chat_body, client, make_app, running
-from tests.helpers.servers import CantataServer
+from tests.helpers.servers import CantataServer, LlamaServer
 from tests.helpers.traces import SpanView, Trace, check_turn_tree, from_sdk, otlp_receiver
 
 MESSAGE = "I keep skipping the gym on Mondays"
@@ -275,3 +275,29 @@ def test_cantata_serve_exports_the_turn_over_otlp(
     assert turn_span.resource["service.name"] == "cantata-under-test"
     assert turn_span.attributes["cantata.worker"].endswith(f":{turn_span.resource['process.pid']}")
     assert MESSAGE not in spans.texts()
+
+
+@pytest.mark.server
+async def test_a_call_to_a_model_server_is_a_client_span_naming_the_server(
+    write: WriteFile, home: Path, tmp_path: Path, exported: InMemorySpanExporter
+) -> None:
+    """Against llama-cpp-python's OpenAI-compatible server on loopback."""
+    pipeline = load_pipeline(
+        write("p.yaml", "name: hello\nagents:\n  - name: talk\n    prompt: Say hello.\n    max_tokens: 8\n")
+    )
+    with LlamaServer(tmp_path) as server:
+        instances = (
+            f"instances:\n  - name: remote\n    backend: openai\n    dialect: llama-cpp-python\n    url: {server.url}\n"
+        )
+        runtime = Cantata(load_config(write("instances.yaml", instances)), home=home)
+        try:
+            result = await runtime.run_turn(pipeline, MESSAGE)
+        finally:
+            await runtime.close()
+    (call,) = finished(exported).named("chat ")
+    assert call.kind == "CLIENT" and call.attributes["gen_ai.provider.name"] == "openai"
+    assert (call.attributes["server.address"], call.attributes["server.port"]) == ("127.0.0.1", server.port)
+    assert call.name == f"chat {call.attributes['gen_ai.request.model']}"
+    talk = result.agents[0]
+    assert call.attributes["gen_ai.usage.input_tokens"] == talk.prompt_tokens > 0
+    assert call.attributes["gen_ai.usage.output_tokens"] == talk.completion_tokens > 0
