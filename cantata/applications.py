@@ -6,6 +6,8 @@ The server includes what it is given and knows none of them by name; `cantata se
 
 from __future__ import annotations
 
+import importlib.util
+
 from fastapi import APIRouter
 
 from cantata.factory.board import router as task_board
@@ -14,7 +16,12 @@ from cantata.runtime import Forgetter
 
 
 def routers() -> list[APIRouter]:
-    return [task_board]
+    offered = [task_board]
+    if importlib.util.find_spec("mcp") is not None:  # the `mcp` extra: /mcp
+        from cantata.mcp_http import router as mcp
+
+        offered.append(mcp)
+    return offered
 
 
 def forgetters() -> list[Forgetter]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.decorators import FC
 
 from cantata import bundled as bundled_pipelines
 from cantata import telemetry
@@ -39,7 +40,19 @@ LAZY_COMMANDS = {
     "factory": "cantata.factory.run:factory",
     "serve": "cantata.server.cli:serve",
     "keys": "cantata.server.cli:keys",
+    "mcp": "cantata.mcp_cli:mcp",
 }
+
+
+# Options that commands defined elsewhere share with these.
+CONFIG_OPTION = click.option(
+    "--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config."
+)
+
+
+def pipeline_files_option(help: str) -> Callable[[FC], FC]:
+    """`--pipeline FILE`, repeatable, into `pipelines`: pipeline files besides the bundled ones."""
+    return click.option("--pipeline", "pipelines", multiple=True, type=click.Path(path_type=Path), help=help)
 
 
 class LazyGroup(click.Group):
@@ -135,14 +148,8 @@ def chat(pipeline: str | None, user: str, session: str | None, config_path: Path
 
 @cli.command()
 @click.argument("turn", type=click.IntRange(1, 2**63 - 1), required=False)
-@click.option(
-    "--pipeline",
-    "pipelines",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="A pipeline file whose sessions' turns may be resumed (repeatable); bundled ones always may.",
-)
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@pipeline_files_option("A pipeline file whose sessions' turns may be resumed (repeatable); bundled ones always may.")
+@CONFIG_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the resumed turns as a JSON list.")
 def resume(turn: int | None, pipelines: tuple[Path, ...], config_path: Path | None, as_json: bool) -> None:
     """Finish TURN, cut by a crash, or every unfinished turn no live process is running.

@@ -17,8 +17,7 @@ CantataError                     (exit 1, HTTP 500)
 │   └── BackendProtocolError the server answered something we cannot read
 ├── OutputInvalid        a reply that does not validate against the agent's output model (422)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
-├── ToolError            a tool call that produced no result: its message is the result the model
-│                        reads, and the turn goes on (502)
+├── ToolError            a tool call that failed: its message is what the model reads (502)
 └── StoreError           the database refused a write or read
     └── StoreUnavailable the database cannot be reached or opened at all (exit 2, HTTP 503)
 
@@ -232,6 +231,14 @@ class BackendProtocolError(BackendError):
     pass
 
 
+class ToolError(CantataError):
+    """A tool call that failed (bad arguments, its own error, its timeout): the message is
+    given to the model as the call's result, so it says what went wrong in a line, with
+    nothing of Cantata's internals."""
+
+    status = 502
+
+
 class OutputInvalid(CantataError):
     status = 422
 
@@ -239,14 +246,6 @@ class OutputInvalid(CantataError):
 class OutputTruncated(OutputInvalid):
     """The model hit max_tokens before its reply was complete: raise the agent's max_tokens.
     Never repaired, since asking for a fix would be cut at the same length."""
-
-
-class ToolError(CantataError):
-    """A tool call that produced no result (bad arguments, a server that did not start,
-    crashed, hung or answered garbage): its message is what the model reads in the call's
-    place, so it says what went wrong in words a model can act on, and the turn goes on."""
-
-    status = 502
 
 
 class StoreError(CantataError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -352,11 +352,10 @@ async def _log_lines(label: str, read_fd: int) -> None:
     reader = asyncio.StreamReader()
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    emit: Callable[[bytes], None] = (
-        lambda line: log.info(  # noqa: E731
-            "MCP server '%s' stderr: %s", label, line.decode("utf-8", "replace").rstrip()[:LOG_LINE]
-        )
-    )
+
+    def emit(line: bytes) -> None:
+        log.info("MCP server '%s' stderr: %s", label, line.decode("utf-8", "replace").rstrip()[:LOG_LINE])
+
     try:
         pending = b""
         while chunk := await reader.read(1 << 16):

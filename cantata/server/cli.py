@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from cantata.cli import CONFIG_OPTION, pipeline_files_option
 from cantata.config import cantata_home
 from cantata.server.keys import KeyRing
 from cantata.server.logs import LOG_FORMATS, LogFormat
@@ -18,14 +19,8 @@ from cantata.server.logs import LOG_FORMATS, LogFormat
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; non-loopback needs API keys.")
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
-@click.option(
-    "--pipeline",
-    "pipelines",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Also serve this pipeline file as a model (repeatable); bundled ones always are.",
-)
+@CONFIG_OPTION
+@pipeline_files_option("Also serve this pipeline file as a model (repeatable); bundled ones always are.")
 @click.option(
     "--grace",
     "grace_s",

@@ -1,0 +1,84 @@
+"""`/mcp` on `cantata serve`: Cantata's MCP tools (mcp_server.py) over streamable HTTP,
+behind the server's API keys: each request's key says whose turns its calls run, as for
+any route (no key, or a bad one, is the server's 401).
+
+A router like any application's (cantata/applications.py offers it when the `mcp` extra is
+installed): a route for the endpoint, and a lifespan that runs the SDK's session manager
+inside the app's own (so the Service exists). Stateless and answering in JSON: every
+request stands alone, so any server over a shared PostgreSQL can answer any call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from mcp.server import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from cantata.mcp_server import mcp_server
+from cantata.server.auth import Auth
+from cantata.server.errors import HTTPError, error_response
+from cantata.server.keys import Principal
+from cantata.server.service import Service
+
+PATH = "/mcp"
+PRINCIPAL = "cantata.principal"  # the caller, in the request's ASGI scope, for the tool handlers
+
+# An open server (loopback, no keys) would otherwise answer a web page that rebinds its own
+# name to 127.0.0.1: only loopback names may be the Host (the SDK's own rule for loopback).
+LOOPBACK = ["127.0.0.1", "localhost", "[::1]"]
+LOOPBACK_ONLY = TransportSecuritySettings(
+    enable_dns_rebinding_protection=True,
+    allowed_hosts=[*LOOPBACK, *(f"{host}:*" for host in LOOPBACK)],
+    allowed_origins=[f"http://{host}:*" for host in LOOPBACK] + [f"http://{host}" for host in LOOPBACK],
+)
+
+
+class Endpoint:
+    """The ASGI app at /mcp: the caller's key first, in the server's one error shape; then
+    the SDK's transport, which answers the MCP methods (POST, GET, DELETE) itself."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = scope["app"].state
+        auth: Auth = state.auth
+        try:
+            principal = auth.principal(Headers(scope=scope).get("authorization"))
+        except HTTPError as exc:
+            await error_response(exc.status, exc.message, exc.code)(scope, receive, send)
+            return
+        scope[PRINCIPAL] = principal
+        manager: StreamableHTTPSessionManager = state.mcp
+        await manager.handle_request(scope, receive, send)
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    service: Service = app.state.service
+    auth: Auth = app.state.auth
+    server = mcp_server(service, principal_of=_caller)
+    manager = StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True, security_settings=LOOPBACK_ONLY if auth.loopback else None
+    )
+    app.state.mcp = manager
+    async with manager.run():
+        yield
+
+
+def _caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
+    """The key's user: the HTTP request a call came in is the context's `request`."""
+    assert ctx.request is not None  # on HTTP, always
+    principal: Principal = ctx.request.scope[PRINCIPAL]
+    return principal
+
+
+router = APIRouter(lifespan=lifespan)
+# A Starlette route (an ASGI app), not FastAPI's, and so not in /openapi.json: MCP describes
+# itself (tools/list), and its JSON-RPC bodies are no REST resource.
+router.routes.append(Route(PATH, endpoint=Endpoint()))
