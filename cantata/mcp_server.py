@@ -30,13 +30,15 @@ from mcp_types import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cantata import __version__
-from cantata.errors import CantataError
+from cantata.errors import CantataError, get_logger
 from cantata.factory import registry
 from cantata.loader import Pipeline, load_pipeline
 from cantata.server.keys import Principal
 from cantata.server.openai_shapes import reply
 from cantata.server.service import Service
 from cantata.turn import TurnResult
+
+log = get_logger("cantata.mcp")
 
 # A deployed agent's tool name: `agent:NAME` is how Cantata names it elsewhere, but MCP
 # clients (and the model APIs behind them) take only letters, digits, '_', '-' in a name.
@@ -97,8 +99,12 @@ class CantataTools:
         tools = [_tool(name, pipeline) for name, pipeline in self.service.pipelines.items()]
         for version in await self.service.store.agent_versions():
             name = AGENT_TOOL + version.name
-            if version.active and name not in self.service.pipelines:
+            if not version.active or name in self.service.pipelines:
+                continue
+            try:
                 tools.append(_tool(name, await self._agent(version.name)))
+            except CantataError as exc:  # its files gone or broken: the others are still offered
+                log.warning("deployed agent '%s' is not offered as an MCP tool: %s", version.name, exc)
         return ListToolsResult(tools=tools)
 
     async def call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:

@@ -113,6 +113,11 @@ async def test_bad_arguments_and_unknown_tools_say_what_is_wrong(config: Path, h
         with pytest.raises(MCPError, match="unknown tool 'nope'"):
             await mcp.call_tool("nope", {"message": "hi"})
         session = await mcp.call_tool("example", {"message": "hi", "session": "not-a-session"})
+        started = (await mcp.call_tool("example", {"message": "hi"})).structured_content
+        other = await mcp.call_tool("coaching", {"message": "hi", "session": started["session"]})
+    assert other.is_error and text(other).startswith(
+        f"session {started['session']} belongs to pipeline 'example', not 'coaching'"
+    )
     assert empty.is_error and text(empty).startswith("arguments: message: String should have at least 1 character")
     assert extra.is_error and text(extra).startswith("arguments: colour: Extra inputs are not permitted")
     assert session.is_error and text(session) == "no session 'not-a-session'"
@@ -134,8 +139,11 @@ async def test_a_deployed_agent_is_a_tool_too(config: Path, home: Path, tmp_path
     async with running(make_app(config, home)) as app, mcp_over(app, None) as mcp:
         tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
         result = await mcp.call_tool("agent-greeter", {"message": "hi"})
+        (home / "agents" / "greeter" / "1" / "pipeline.yaml").unlink()  # its files gone: not offered, not fatal
+        after = {tool.name for tool in (await mcp.list_tools()).tools}
     assert tools["agent-greeter"].description.startswith("Greets.")
     assert not result.is_error and result.structured_content["merged"] == text(result)
+    assert "coaching" in after and "agent-greeter" not in after
 
 
 async def test_cantata_mcp_on_stdio(config: Path, home: Path) -> None:
