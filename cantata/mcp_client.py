@@ -47,7 +47,7 @@ MAX_PAGES = 50  # of tools/list: a server whose listing never ends is not follow
 HTTP_READ_S = 300.0  # an HTTP read may wait this long (a call's own limit is its timeout_s)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # not frozen: the tool Protocol's attributes are plain (settable) ones
 class McpTool:
     """One tool of an MCP server, in the shape of every tool of an agent's."""
 
@@ -57,7 +57,7 @@ class McpTool:
     side_effects: bool
     approve: bool
     timeout_s: float
-    server: McpServer = field(repr=False, compare=False)
+    server: McpServer = field(repr=False)
 
     async def call(self, arguments: dict[str, Any]) -> str:
         """The tool's result as text for the model; a ToolError for anything else."""
