@@ -8,7 +8,8 @@ placement packing instances onto GPUs (tensor / pipeline parallel)
 speed     decode and prefill times, a turn through the DAG
 selection choosing models per role and merging them into instances
 plan      the plan, its assembly, infeasibility with the nearest changes
-emit      vllm serve commands, compose, the Cantata instances config
+emit      vllm serve commands (and Ray), the Cantata instances config
+compose   a compose file: model servers, PostgreSQL, Cantata server and worker
 render    the readable table
 cli       the `plan` click command
 """
