@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from cantata.errors import UserError
 from cantata.planner.catalog import NEED_BENCHMARK, PROXY_DISCOUNT, Benchmark, Catalog, ModelChoice, load_catalog
-from cantata.planner.hardware import Hardware, profile, profile_names
+from cantata.planner.hardware import MAX_NODES, Hardware, gpu_types, profile, profile_names, resolve_hardware
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_token, kv_replication, weight_bytes
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
 from cantata.planner.speed import INTERNODE_BANDWIDTH_GBS, INTERNODE_HOP_S, TurnTiming
@@ -249,7 +250,27 @@ def _nearest_changes(planner: Planner) -> list[str]:
         if bigger.memory_gb > total and feasible(hardware=bigger):
             out.append(f"more GPUs: --hardware {name}")
             break
+    more = _more_nodes(planner.hardware, feasible)
+    if more:
+        out.append(f"more nodes: --hardware {more}")
     return out
+
+
+# How many nodes beyond the given ones the suggestions try (each try is a search).
+MORE_NODES_TRIED = 4
+
+
+def _more_nodes(hardware: Hardware, feasible: Callable[..., Selection | None]) -> str | None:
+    """The fewest more nodes like these that hold the plan, as a NODESxGPUSxTYPE spec."""
+    spec = hardware.nodes[0].gpus[0].spec
+    if not (len(hardware.nodes) == 1 or hardware.identical_nodes) or spec.name not in gpu_types():
+        return None
+    per_node = len(hardware.nodes[0].gpus)
+    for count in range(len(hardware.nodes) + 1, min(len(hardware.nodes) + MORE_NODES_TRIED, MAX_NODES) + 1):
+        text = f"{count}x{per_node}x{spec.aliases[0] if spec.aliases else spec.name}"
+        if feasible(hardware=resolve_hardware(text)):
+            return text
+    return None
 
 
 def _assemble(
