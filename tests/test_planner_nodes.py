@@ -116,7 +116,13 @@ def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(
     bin_dir.mkdir()
     calls = tmp_path / "calls"
     _stub(bin_dir, "ray", f'echo "$CUDA_VISIBLE_DEVICES ray $*" >> {calls}\n')
-    _stub(bin_dir, "python3", f'echo "python3 ray gpus" >> {calls}\necho 16\n')
+    # The cluster has node0's 8 GPUs at the first look and all 16 at the second.
+    _stub(
+        bin_dir,
+        "python3",
+        f'echo "python3 ray gpus" >> {calls}\necho "connecting to the cluster"\n'
+        f'if [ "$(grep -c python3 {calls})" -ge 2 ]; then echo 16; else echo 8; fi\n',
+    )
     _stub(bin_dir, "vllm", f'echo "${{CUDA_VISIBLE_DEVICES:-all}} vllm $*" >> {calls}\n')
     # The server "answers" once it was started.
     _stub(bin_dir, "curl", f"for i in $(seq 100); do grep -q vllm {calls} && exit 0; sleep 0.1; done; exit 1\n")
@@ -135,8 +141,9 @@ def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(
     head = node("node0")
     assert head.returncode == 0, head.stderr
     lines = calls.read_text().splitlines()
-    assert lines[:2] == ["0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8", "python3 ray gpus"]
-    (serve,) = lines[2:]
+    assert lines[:3] == ["0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8", *["python3 ray gpus"] * 2]
+    assert "the Ray cluster has 8 GPUs of 16" in head.stderr
+    (serve,) = lines[3:]
     assert serve.startswith("all vllm serve Qwen/Qwen3-235B-A22B ")
     assert "--pipeline-parallel-size 2" in serve and "--distributed-executor-backend ray" in serve
     assert (tmp_path / "cantata-instances.yaml").exists()

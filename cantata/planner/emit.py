@@ -49,8 +49,8 @@ def instances_yaml(plan: Plan, hosts: dict[str, str] | None = None) -> str:
         entry["dialect"] = "vllm"
         if len(inst.urls) > 1:
             # Replicas of one instance, one per node, in place of its one url: the pool routes among them.
-            entry["url"] = inst.urls
-            entry["urls"] = entry.pop("url")
+            del entry["url"]
+            entry["urls"] = inst.urls
     return yaml.safe_dump(data, sort_keys=False)
 
 
@@ -223,10 +223,11 @@ def emit_vllm(plan: Plan) -> str:
             "# GPUS: wait until the Ray cluster holds that many GPUs (every node has joined).",
             "wait_ray_gpus() {",
             "  while :; do",
-            '    have=$(python3 -c \'import ray; ray.init(address="auto", logging_level="ERROR"); '
-            'print(int(ray.cluster_resources().get("GPU", 0)))\' 2> /dev/null || echo 0)',
-            '    if [ "$have" -ge "$1" ]; then return 0; fi',
-            '    echo "the Ray cluster has $have of $1 GPUs: run this script on the other nodes" >&2',
+            # The count is the last line printed; anything but a number counts as none yet.
+            '    have=$(python3 -c \'import ray; ray.init(address="auto"); '
+            'print(int(ray.cluster_resources().get("GPU", 0)))\' 2> /dev/null | tail -n 1)',
+            '    if [ "${have:-0}" -ge "$1" ] 2> /dev/null; then return 0; fi',
+            '    echo "the Ray cluster has ${have:-no} GPUs of $1: run this script on the other nodes" >&2',
             "    sleep 5",
             "  done",
             "}",
