@@ -85,6 +85,18 @@ def test_a_model_larger_than_a_node_runs_pipeline_parallel_2_tensor_parallel_8()
     assert any("pipeline parallel 2, tensor parallel 8" in n and "100 Gb/s" in n for n in plan.notes)
 
 
+def test_weights_that_fit_one_node_span_two_when_the_kv_cache_does_not_fit_beside_them() -> None:
+    # Four turns at once with 40 960 tokens of context: 16 sequences, 126 GB of KV cache. Split
+    # over two replicas, each needs 63 GB of it, stored twice over its 8 ranks (the model has 4
+    # KV heads, tensor parallel 8 replicates each): 126 GB beside 470 GB of weights, and 8 GB of
+    # runtime, is more than a node's 576 GB usable.
+    plan = plan_json(*BIG, "--hardware", "2x8xa100-80", "--context", "40960", "--concurrency", "4")
+    (inst,) = plan.instances
+    assert (inst.pipeline_parallel, inst.tensor_parallel, plan.replicas) == (2, 8, 1)
+    assert inst.max_concurrency == 16 and inst.context == 40960
+    assert_fits(plan)
+
+
 def test_emit_vllm_starts_a_ray_head_a_worker_and_the_server_with_both_sizes() -> None:
     result = run(*BIG, "--hardware", "2x8xa100-40", "--emit", "vllm")
     assert result.exit_code == 0, result.output
