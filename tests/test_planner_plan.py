@@ -397,6 +397,8 @@ def test_emit_compose_runs_the_model_servers_beside_postgres_and_cantata(tmp_pat
             ["postgres", *servers], "service_healthy"
         )
     assert services["cantata"]["ports"] == ["8000:8000"] and "--host" in services["cantata"]["command"]
+    # The server queues the turns for the workers.
+    assert services["cantata"]["environment"]["CANTATA_WORKERS"] == "queue"
 
 
 def test_the_table_shows_instances_gpus_roles_and_times() -> None:

@@ -122,6 +122,8 @@ def emit_compose(plan: Plan) -> str:
     }
     serve = ["cantata", "serve", "--host", "0.0.0.0", "--port", str(CANTATA_PORT)]
     services["cantata"] = {**_cantata(serve, servers), "ports": [f"{CANTATA_PORT}:{CANTATA_PORT}"]}
+    # The server stores and queues the turns; the workers run them (`cantata serve --workers queue`).
+    services["cantata"]["environment"]["CANTATA_WORKERS"] = "queue"
     services["cantata-worker"] = _cantata(["cantata", "worker"], servers)
     document: dict[str, Any] = {
         "name": f"cantata-{plan.pipeline}".lower(),
