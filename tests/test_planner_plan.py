@@ -12,48 +12,20 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
 
 from cantata import bundled as bundled_pipelines
 from cantata.config import InstancesConfig
 from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
-from cantata.planner.cli import plan as plan_command
 from cantata.planner.emit import SCRIPT_FILE, emit_vllm, next_steps
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
-from cantata.planner.plan import Plan, PlanInfeasible, make_plan
+from cantata.planner.plan import PlanInfeasible, make_plan
 from cantata.planner.speed import Engine
+from tests.helpers.plans import COACHING, FACTORY, assert_fits, config_from_script, planned, run
 from tests.helpers.readme import commands
 
 REAL_MODEL_SECTION = "## From the embedded model to vLLM"
-
-DATA = Path(__file__).parent / "data" / "planner"
-FACTORY = DATA / "factory.yaml"
-COACHING = DATA / "coaching.yaml"
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(plan_command, list(args))
-
-
-def planned(pipeline: Path, hardware: str, *models: str, **options: Any) -> Plan:
-    catalog = load_catalog()
-    return make_plan(
-        load_pipeline(pipeline).spec,
-        resolve_hardware(hardware),
-        [parse_model_arg(m, catalog) for m in models],
-        **options,
-    )
-
-
-def assert_fits(plan: Plan) -> None:
-    """Memory on every GPU within its size, and vLLM fractions within 0.9 per GPU."""
-    for gpu in plan.gpus:
-        assert gpu.used_gb <= gpu.memory_gb
-        fractions = sum(i.gpu_memory_utilization for i in plan.instances if gpu.gpu in i.gpus)
-        assert fractions <= 0.9 + 1e-9
-
 
 # -- the nine-role team on one RTX 4090 ---------------------------------------------------
 
@@ -278,11 +250,6 @@ def test_roles_of_one_alias_on_different_instances_keep_the_pipeline_runnable(tm
 # -- launch configs -----------------------------------------------------------------------
 
 
-def _config_from_script(script: str) -> InstancesConfig:
-    body = script.split("<<'YAML'\n", 1)[1].split("\nYAML\n", 1)[0]
-    return InstancesConfig.model_validate(yaml.safe_load(body))
-
-
 def test_emit_vllm_prints_launchable_commands_and_the_instances_config() -> None:
     result = run("--pipeline", str(COACHING), "--hardware", "a100-211", "--emit", "vllm")
     assert result.exit_code == 0, result.output
@@ -300,7 +267,7 @@ def test_emit_vllm_prints_launchable_commands_and_the_instances_config() -> None
             "--served-model-name",
         ):
             assert flag in command, flag
-    config = _config_from_script(script)
+    config = config_from_script(script)
     pipeline = load_pipeline(COACHING)
     aliases = {a.model for a in pipeline.spec.agents if not a.is_function}
     for alias in aliases:
@@ -328,7 +295,7 @@ def test_emitted_servers_listen_clear_of_cantatas_port_where_the_config_looks() 
     for extra, first in (((), 8100), (("--port-base", "9200"), 9200)):
         result = run(*two, *extra)
         assert result.exit_code == 0, result.output
-        config = _config_from_script(result.stdout)
+        config = config_from_script(result.stdout)
         assert _ports(result.stdout) == [first, first + 1]
         # The script starts the servers where it runs: the config reaches them there.
         assert [i.url for i in config.instances] == [f"http://localhost:{p}/v1" for p in (first, first + 1)]
@@ -341,7 +308,7 @@ def test_emitted_servers_listen_clear_of_cantatas_port_where_the_config_looks() 
 def test_servers_on_one_node_of_a_multi_node_profile_are_reached_on_localhost() -> None:
     result = run("--pipeline", str(COACHING), "--hardware", "a100-211", "--emit", "vllm")
     assert result.exit_code == 0, result.output
-    config = _config_from_script(result.stdout)
+    config = config_from_script(result.stdout)
     assert all(i.url and i.url.startswith("http://localhost:") for i in config.instances)
     assert "# Every server runs on node0: run this script there" in result.stdout
     assert "NODE" not in result.stdout
@@ -352,7 +319,7 @@ def test_servers_on_several_nodes_start_on_the_node_the_script_is_given(tmp_path
     models = ["coach=qwen3-32b:q8_0", "synth=qwen3-30b-a3b:q8_0"]  # 35 and 32 GB: one A40 each
     plan = make_plan(load_pipeline(COACHING).spec, two_a40_boxes(), [parse_model_arg(m, catalog) for m in models])
     script = emit_vllm(plan)
-    config = _config_from_script(script)
+    config = config_from_script(script)
     hosts = {i.name: (i.url or "").split("/")[2] for i in config.instances}
     assert hosts == {inst.name: f"{inst.host}:{inst.port}" for inst in plan.instances}
     assert sorted(h.split(":")[0] for h in hosts.values()) == ["node0", "node1"]
@@ -386,24 +353,52 @@ def test_emit_vllm_passes_quantisation_and_reasoning_parser_flags() -> None:
     assert "--reasoning-parser qwen3" in result.stdout
 
 
-def test_emit_compose_is_a_compose_file_with_the_instances_config(tmp_path: Path) -> None:
+def test_emit_compose_runs_the_model_servers_beside_postgres_and_cantata(tmp_path: Path) -> None:
     out = tmp_path / "instances.yaml"
     result = run(
         "--pipeline", str(FACTORY), "--hardware", "1x4090", "--emit", "compose", "--config-out", str(out)
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     compose = yaml.safe_load(result.stdout)
-    assert compose["services"]
-    for service in compose["services"].values():
+    services = compose["services"]
+    own = {"postgres", "cantata", "cantata-worker"}
+    servers = {name: s for name, s in services.items() if name not in own}
+    assert servers and own <= set(services)
+    for service in servers.values():
         assert service["image"].startswith("vllm/vllm-openai")
         assert "--enable-prefix-caching" in service["command"]
         devices = service["deploy"]["resources"]["reservations"]["devices"][0]
         assert devices["device_ids"] == ["0"]
     # Servers sharing the one GPU start one after the other.
-    assert any("depends_on" in s for s in compose["services"].values())
-    inline = InstancesConfig.model_validate(compose["x-cantata-instances"])
+    assert any(set(s.get("depends_on", {})) <= set(servers) and s.get("depends_on") for s in servers.values())
+
+    # Cantata's server and worker share one PostgreSQL and the plan's instances config,
+    # which reaches each model server by its service name on its own port.
+    inline = InstancesConfig.model_validate(yaml.safe_load(compose["configs"]["cantata-instances"]["content"]))
     written = InstancesConfig.model_validate(yaml.safe_load(out.read_text()))
-    assert [i.name for i in inline.instances] == [i.name for i in written.instances] == list(compose["services"])
+    assert [i.name for i in inline.instances] == [i.name for i in written.instances]
+    assert len(inline.instances) == len(servers)
+    for instance in inline.instances:
+        host, port = (instance.url or "").split("/")[2].split(":")
+        assert servers[host]["ports"] == [f"{port}:{port}"]
+        assert f"--served-model-name {instance.model}" in " ".join(servers[host]["command"])
+    assert all((i.url or "").startswith("http://localhost:") for i in written.instances)
+    db = services["postgres"]["environment"]
+    for name, command in (("cantata", "serve"), ("cantata-worker", "worker")):
+        service = services[name]
+        assert service["command"][:2] == ["cantata", command]
+        config = service["command"][service["command"].index("--config") + 1]
+        assert service["configs"] == [{"source": "cantata-instances", "target": config}]
+        url = service["environment"]["CANTATA_DB"]
+        assert url.startswith(f"postgresql://{db['POSTGRES_USER']}:") and url.endswith(
+            f"@postgres:5432/{db['POSTGRES_DB']}"
+        )
+        assert {n: c["condition"] for n, c in service["depends_on"].items()} == dict.fromkeys(
+            ["postgres", *servers], "service_healthy"
+        )
+    assert services["cantata"]["ports"] == ["8000:8000"] and "--host" in services["cantata"]["command"]
+    # The server queues the turns for the workers.
+    assert services["cantata"]["environment"]["CANTATA_WORKERS"] == "queue"
 
 
 def test_the_table_shows_instances_gpus_roles_and_times() -> None:

@@ -13,8 +13,9 @@ import click
 from cantata import bundled as bundled_pipelines
 from cantata.errors import CantataError, UserError
 from cantata.planner.catalog import load_catalog, parse_model_arg
-from cantata.planner.emit import emit_compose, emit_vllm, instances_yaml
-from cantata.planner.hardware import CUSTOM_FORM, profile_names, resolve_hardware
+from cantata.planner.compose import emit_compose
+from cantata.planner.emit import emit_vllm, instances_yaml
+from cantata.planner.hardware import FORMS, profile_names, resolve_hardware
 from cantata.planner.plan import DEFAULT_PORT_BASE, make_plan
 from cantata.planner.render import render_plan
 
@@ -24,7 +25,7 @@ from cantata.planner.render import render_plan
 @click.option(
     "--hardware",
     required=True,
-    help=f"A profile ({', '.join(profile_names())}) or a custom spec {CUSTOM_FORM}.",
+    help=f"A profile ({', '.join(profile_names())}), {FORMS}.",
 )
 @click.option(
     "--model",

@@ -1,31 +1,35 @@
-"""Launch configs for a plan: `vllm serve` command lines, a compose file, and the Cantata
-instances config that binds the pipeline's aliases to the launched servers.
+"""Launch configs for a plan: `vllm serve` command lines (with the Ray cluster an instance
+across nodes needs), a compose file with Cantata's own services, and the Cantata instances
+config that binds the pipeline's aliases to the launched servers.
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 import yaml
 
 from cantata.config import InstanceConfig, InstancesConfig
-from cantata.errors import UserError
 from cantata.planner.plan import Plan, PlannedInstance
 
 CONFIG_FILE = "cantata-instances.yaml"
 SCRIPT_FILE = "vllm-launch.sh"
-VLLM_IMAGE = "vllm/vllm-openai:latest"
+# Ray's default GCS port, where the other nodes join the head (vLLM's multi-node example).
+RAY_PORT = 6379
 
 
-def instances_config(plan: Plan) -> InstancesConfig:
-    """The instances config for the plan, validated by Cantata's own model of it."""
+def instances_config(plan: Plan, hosts: dict[str, str] | None = None) -> InstancesConfig:
+    """The instances config for the plan, validated by Cantata's own model of it.
+
+    hosts: instance -> the host name Cantata reaches it by, where not the plan's (compose's
+    service names).
+    """
     return InstancesConfig(
         instances=[
             InstanceConfig(
                 name=inst.name,
                 backend="openai",
-                url=inst.url,
+                url=f"http://{hosts[inst.name]}:{inst.port}/v1" if hosts else inst.url,
                 model=inst.name,
                 serves=inst.aliases,
                 max_concurrency=inst.max_concurrency,
@@ -38,15 +42,19 @@ def instances_config(plan: Plan) -> InstancesConfig:
     )
 
 
-def instances_yaml(plan: Plan) -> str:
-    data = instances_config(plan).model_dump(mode="json", exclude_defaults=True, exclude={"path"})
-    # exclude_defaults would drop dialect: vllm; say it, the server is vLLM by construction.
-    for entry in data["instances"]:
+def instances_yaml(plan: Plan, hosts: dict[str, str] | None = None) -> str:
+    data = instances_config(plan, hosts).model_dump(mode="json", exclude_defaults=True, exclude={"path"})
+    for entry, inst in zip(data["instances"], plan.instances, strict=True):
+        # exclude_defaults would drop dialect: vllm; say it, the server is vLLM by construction.
         entry["dialect"] = "vllm"
+        if len(inst.urls) > 1:
+            # Replicas of one instance, one per node, in place of its one url: the pool routes among them.
+            del entry["url"]
+            entry["urls"] = inst.urls
     return yaml.safe_dump(data, sort_keys=False)
 
 
-def _model_arg(inst: PlannedInstance) -> str:
+def model_arg(inst: PlannedInstance) -> str:
     if inst.gguf:
         # vLLM loads GGUF from a local file, with the tokenizer of the original model.
         return f"./models/{inst.name}.gguf"
@@ -81,7 +89,7 @@ def vllm_args(inst: PlannedInstance, plan: Plan) -> list[str]:
     return args
 
 
-def _devices(inst: PlannedInstance, node: int) -> str:
+def devices_on(inst: PlannedInstance, node: int) -> str:
     return ",".join(g.split(":")[1] for g in inst.gpus if g.startswith(f"n{node}:"))
 
 
@@ -89,21 +97,59 @@ def _node(gpu: str) -> int:
     return int(gpu.split(":")[0][1:])
 
 
+def _starts_on(inst: PlannedInstance, plan: Plan, node: int) -> bool:
+    """Whether the server of `inst` starts on `node`: every node for a replicated plan, else its first GPU's."""
+    return node < plan.replicas if plan.replicas > 1 else _node(inst.gpus[0]) == node
+
+
 def server_nodes(plan: Plan) -> list[int]:
-    """The nodes whose script block starts servers (an instance starts on its first GPU's node)."""
-    return sorted({_node(inst.gpus[0]) for inst in plan.instances})
+    """The nodes whose script block starts servers."""
+    nodes = range(plan.replicas) if plan.replicas > 1 else (_node(inst.gpus[0]) for inst in plan.instances)
+    return sorted(set(nodes))
+
+
+class RayCluster:
+    """One Ray cluster over the nodes the instances spanning nodes use; its head is the first one's node."""
+
+    def __init__(self, spanning: list[PlannedInstance]) -> None:
+        self.head = _node(spanning[0].gpus[0])
+        devices: dict[int, set[str]] = {}
+        for inst in spanning:
+            for gpu in inst.gpus:
+                devices.setdefault(_node(gpu), set()).add(gpu.split(":")[1])
+        # Each node's raylet sees only the GPUs planned for these instances, so Ray never hands
+        # vLLM a card another server on the node holds.
+        self.devices = {node: sorted(found, key=int) for node, found in sorted(devices.items())}
+        self.gpus = sum(inst.tensor_parallel * inst.pipeline_parallel for inst in spanning)
+
+    @classmethod
+    def of(cls, plan: Plan) -> RayCluster | None:
+        spanning = [inst for inst in plan.instances if inst.pipeline_parallel > 1]
+        return cls(spanning) if spanning else None
+
+    def start(self, node: int) -> str:
+        devices = self.devices[node]
+        joins = "--head" if node == self.head else f"--address=node{self.head}:{RAY_PORT}"
+        port = f" --port={RAY_PORT}" if node == self.head else ""
+        return f"CUDA_VISIBLE_DEVICES={','.join(devices)} ray start {joins}{port} --num-gpus={len(devices)}"
+
+
+def script_nodes(plan: Plan) -> list[int]:
+    """The nodes the script runs on: those starting servers and those only joining the Ray cluster."""
+    ray = RayCluster.of(plan)
+    return sorted(set(server_nodes(plan)) | set(ray.devices if ray else ()))
 
 
 def next_steps(plan: Plan) -> list[str]:
     """The three commands from the emitted script to Cantata serving on the servers:
     start them, check them, serve (the README's "From the embedded model to vLLM")."""
-    start = f"sh {SCRIPT_FILE}" + (" NODE" if len(server_nodes(plan)) > 1 else "")
+    start = f"sh {SCRIPT_FILE}" + (" NODE" if len(script_nodes(plan)) > 1 else "")
     return [start, f"cantata instances --check --config {CONFIG_FILE}", f"cantata serve --config {CONFIG_FILE}"]
 
 
 def _header(plan: Plan) -> list[str]:
     start, check, serve = next_steps(plan)
-    nodes = [f"node{n}" for n in server_nodes(plan)]
+    nodes = [f"node{n}" for n in script_nodes(plan)]
     ports = sorted(inst.port for inst in plan.instances)
     lines = [
         "#!/bin/sh",
@@ -118,19 +164,29 @@ def _header(plan: Plan) -> list[str]:
     ]
     if len(nodes) > 1:
         lines += [
-            f"# The servers run on {', '.join(nodes)}: run this script on each of them, naming it",
+            f"# The plan uses {', '.join(nodes)}: run this script on each of them, naming it",
             f"# (sh {SCRIPT_FILE} {nodes[0]}). The config reaches them as http://NODE:PORT: make those",
             "# names resolve where Cantata runs, or put the machines' addresses in the config.",
         ]
     elif len({_node(g.gpu) for g in plan.gpus}) > 1:
         lines.append(f"# Every server runs on {nodes[0]}: run this script there, and Cantata beside them.")
+    if plan.replicas > 1:
+        lines.append("# Each node runs a replica of every server; the config lists them under urls:.")
+    ray = RayCluster.of(plan)
+    if ray is not None:
+        others = [f"node{n}" for n in ray.devices if n != ray.head]
+        lines += [
+            f"# A server spans nodes (pipeline parallel) over one Ray cluster: on node{ray.head} this script",
+            f"# starts the Ray head (port {RAY_PORT}) and waits until the cluster has {ray.gpus} GPUs; on",
+            f"# {', '.join(others)} it joins that head. Start node{ray.head} first.",
+        ]
     return lines
 
 
 def emit_vllm(plan: Plan) -> str:
     """A shell script: write the instances config, start each server in turn, wait until it
     answers, then say the next two commands."""
-    nodes = server_nodes(plan)
+    nodes = script_nodes(plan)
     names = [f"node{n}" for n in nodes]
     multi = len(nodes) > 1
     lines = [*_header(plan), "set -e"]
@@ -160,11 +216,31 @@ def emit_vllm(plan: Plan) -> str:
         "  done",
         "}",
     ]
+    ray = RayCluster.of(plan)
+    if ray is not None:
+        lines += [
+            "",
+            "# GPUS: wait until the Ray cluster holds that many GPUs (every node has joined).",
+            "wait_ray_gpus() {",
+            "  while :; do",
+            # The count is the last line printed; anything but a number counts as none yet.
+            '    have=$(python3 -c \'import ray; ray.init(address="auto"); '
+            'print(int(ray.cluster_resources().get("GPU", 0)))\' 2> /dev/null | tail -n 1)',
+            '    if [ "${have:-0}" -ge "$1" ] 2> /dev/null; then return 0; fi',
+            '    echo "the Ray cluster has ${have:-no} GPUs of $1: run this script on the other nodes" >&2',
+            "    sleep 5",
+            "  done",
+            "}",
+        ]
     for node in nodes:
         block: list[str] = []
+        if ray is not None and node in ray.devices:
+            block += ["", "# the Ray cluster for the server(s) spanning nodes", ray.start(node)]
+            if node not in server_nodes(plan):
+                block += [f'echo "$NODE joined the Ray cluster at node{ray.head}:{RAY_PORT}"', "exit 0"]
         for inst in plan.instances:
-            if _node(inst.gpus[0]) == node:
-                block += ["", *_server(inst, plan, node)]
+            if _starts_on(inst, plan, node):
+                block += ["", *_server(inst, plan, node, ray)]
         if multi:
             lines += ["", f'if [ "$NODE" = node{node} ]; then', *[f"  {line}" if line else "" for line in block[1:]]]
             lines.append("fi")
@@ -181,25 +257,40 @@ def emit_vllm(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def _server(inst: PlannedInstance, plan: Plan, node: int) -> list[str]:
+def _server(inst: PlannedInstance, plan: Plan, node: int, ray: RayCluster | None) -> list[str]:
     """One server's lines: what it holds, its command in the background, the wait for it."""
     lines = [
         f"# {inst.name}: {inst.model} {inst.quantization_label} for {', '.join(inst.roles)}",
-        f"# {inst.weights_gb:g} GB weights + {inst.kv_cache_gb:g} GB KV cache planned on {', '.join(inst.gpus)}",
+        f"# {inst.weights_gb:g} GB weights + {inst.kv_cache_gb:g} GB KV cache planned on {', '.join(_on(inst, plan, node))}",
     ]
     if inst.checkpoint is None and not inst.gguf:
         lines.append(f"# no published {inst.quantization_label} checkpoint is recorded: replace the model path")
     if inst.gguf:
         lines.append(f"# download the {inst.quantization_label} file from {inst.checkpoint or inst.hf_repo} first")
-    if inst.pipeline_parallel > 1:
-        lines.append("# spans nodes: start a Ray cluster over them first (ray start --head / --address)")
-    command = [f"CUDA_VISIBLE_DEVICES={_devices(inst, node)}", "vllm", "serve", _model_arg(inst)]
-    body = " ".join(shlex.quote(a) if i else a for i, a in enumerate(command))
+    if inst.pipeline_parallel > 1 and ray is not None:
+        # Ray places the ranks on the GPUs each raylet was started with.
+        lines += [
+            f"# spans {inst.pipeline_parallel} nodes: pipeline parallel across them, tensor parallel within",
+            f"wait_ray_gpus {ray.gpus}",
+        ]
+        command = ["vllm", "serve", model_arg(inst)]
+    else:
+        # A replica runs on the same GPUs of its node as replica 0 on node 0.
+        devices = devices_on(inst, 0 if plan.replicas > 1 else node)
+        command = [f"CUDA_VISIBLE_DEVICES={devices}", "vllm", "serve", model_arg(inst)]
+    body = " ".join(a if a.startswith("CUDA_") or a == "vllm" else shlex.quote(a) for a in command)
     text = body + " \\\n" + " \\\n".join(f"  {p}" for p in _pairs(vllm_args(inst, plan)))
     lines += (text + f" \\\n  > logs/{inst.name}.log 2>&1 &").split("\n")
     # The script runs on the server's own node: it waits on the local port.
     lines.append(f"wait_ready http://localhost:{inst.port}/v1 $! {inst.name}")
     return lines
+
+
+def _on(inst: PlannedInstance, plan: Plan, node: int) -> list[str]:
+    """The GPUs of `inst` as started on `node`: a replica's are node 0's, renamed."""
+    if plan.replicas == 1:
+        return inst.gpus
+    return [f"n{node}:{gpu.split(':')[1]}" for gpu in inst.gpus]
 
 
 def _pairs(args: list[str]) -> list[str]:
@@ -211,57 +302,3 @@ def _pairs(args: list[str]) -> list[str]:
         else:
             out[-1] += " " + shlex.quote(arg)
     return out
-
-
-def emit_compose(plan: Plan) -> str:
-    """A docker compose file for one machine; the instances config rides along under x-cantata."""
-    if len({inst.host for inst in plan.instances}) > 1 or any(i.pipeline_parallel > 1 for i in plan.instances):
-        raise UserError(
-            f"a compose file describes one machine, and this plan spans {len(plan.gpus)} GPUs on several nodes; "
-            "use --emit vllm"
-        )
-    services: dict[str, Any] = {}
-    previous_on_gpu: dict[str, str] = {}
-    for inst in plan.instances:
-        command = ["--model", _model_arg(inst), *vllm_args(inst, plan)]
-        service: dict[str, Any] = {
-            "image": VLLM_IMAGE,
-            "command": command,
-            "ports": [f"{inst.port}:{inst.port}"],
-            "ipc": "host",
-            "volumes": ["${HOME}/.cache/huggingface:/root/.cache/huggingface"],
-            "environment": {"HF_TOKEN": "${HF_TOKEN:-}"},
-            "deploy": {
-                "resources": {
-                    "reservations": {
-                        "devices": [
-                            {"driver": "nvidia", "device_ids": _devices(inst, 0).split(","), "capabilities": ["gpu"]}
-                        ]
-                    }
-                }
-            },
-            "healthcheck": {
-                "test": ["CMD", "curl", "-sf", f"http://localhost:{inst.port}/health"],
-                "interval": "10s",
-                "retries": 90,
-                "start_period": "60s",
-            },
-        }
-        # Servers sharing a GPU start one after the other (each claims its memory share).
-        before = sorted({previous_on_gpu[g] for g in inst.gpus if g in previous_on_gpu})
-        if before:
-            service["depends_on"] = {name: {"condition": "service_healthy"} for name in before}
-        for g in inst.gpus:
-            previous_on_gpu[g] = inst.name
-        services[inst.name] = service
-    document: dict[str, Any] = {
-        "name": f"cantata-{plan.pipeline}".lower(),
-        "services": services,
-        "x-cantata-instances": instances_config(plan).model_dump(mode="json", exclude={"path"}),
-    }
-    header = (
-        f"# Cantata plan: pipeline '{plan.pipeline}' on {plan.hardware}. Start with: docker compose up -d\n"
-        f"# The Cantata instances config is under x-cantata-instances (compose ignores x- keys);\n"
-        f"# `cantata plan ... --config-out {CONFIG_FILE}` writes it as a file.\n"
-    )
-    return header + yaml.safe_dump(document, sort_keys=False)

@@ -1,6 +1,7 @@
 """GPUs, nodes and hardware profiles: what the plan is packed onto.
 
-Profiles come from `hardware.yaml`; a custom spec `COUNTxMEMGB@BANDWIDTH[/TFLOPS]`
+Profiles come from `hardware.yaml`; `NODESxGPUSxTYPE` (e.g. "2x8xa100-80") names nodes
+of a known GPU type without a profile; a custom spec `COUNTxMEMGB@BANDWIDTH[/TFLOPS]`
 (e.g. "2x24GB@1008") describes one node of identical GPUs.
 """
 
@@ -35,6 +36,14 @@ CUSTOM_SPEC = re.compile(
 )
 CUSTOM_FORM = "COUNTxMEMGB@BANDWIDTH[/TFLOPS], e.g. 2x24GB@1008 (two 24 GB GPUs at 1008 GB/s)"
 
+NODES_SPEC = re.compile(r"^\s*(?:(?P<nodes>\d+)\s*x\s*)?(?P<gpus>\d+)\s*x\s*(?P<type>[a-z0-9][a-z0-9._-]*)\s*$", re.I)
+NODES_FORM = "NODESxGPUSxTYPE, e.g. 2x8xa100-80 (two nodes of eight A100 80GB), or GPUSxTYPE for one node"
+# Bounds on a NODESxGPUSxTYPE spec: beyond them a typo, not a cluster (and the packer's
+# time and memory grow with the GPUs it is given).
+FORMS = f"{NODES_FORM}, or {CUSTOM_FORM}"
+MAX_NODES = 64
+MAX_GPUS_PER_NODE = 16
+
 
 class GPUSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +54,7 @@ class GPUSpec(BaseModel):
     bandwidth_gbs: float = Field(gt=0)
     tflops: float = Field(gt=0)
     interconnect: Interconnect = "pcie"
+    aliases: tuple[str, ...] = ()
 
     @property
     def memory_bytes(self) -> float:
@@ -94,6 +104,16 @@ class Hardware(BaseModel):
     @property
     def usable_bytes(self) -> float:
         return sum(g.spec.usable_bytes for g in self.gpus)
+
+    @property
+    def identical_nodes(self) -> bool:
+        """Several nodes with the same GPUs: what one node can run, each can run a copy of."""
+        first = [g.spec for g in self.nodes[0].gpus]
+        return len(self.nodes) > 1 and all([g.spec for g in n.gpus] == first for n in self.nodes[1:])
+
+    def first_node(self) -> Hardware:
+        """Node 0 alone, under this hardware's name: the unit a plan with replicas is made for."""
+        return Hardware(name=self.name, description=self.description, nodes=self.nodes[:1])
 
     def summary(self) -> str:
         parts = []
@@ -151,25 +171,37 @@ def profile(name: str) -> Hardware:
     return Hardware(name=name, description=entry.description, nodes=nodes)
 
 
+def gpu_types() -> dict[str, GPUSpec]:
+    """Every name a GPU type answers to in NODESxGPUSxTYPE: its key and its aliases."""
+    return {name: spec for spec in _load().gpus.values() for name in (spec.name, *spec.aliases)}
+
+
+def _known_types() -> str:
+    return ", ".join(
+        spec.name + (f" ({', '.join(spec.aliases)})" if spec.aliases else "") for spec in _load().gpus.values()
+    )
+
+
 def resolve_hardware(text: str) -> Hardware:
-    """A profile name (any case) or a custom spec; anything else names both forms."""
+    """A profile name (any case), NODESxGPUSxTYPE or a custom spec; anything else names the forms."""
     wanted = text.strip().lower()
     if wanted in _load().profiles:
         return profile(wanted)
+    nodes = NODES_SPEC.match(text)
+    if nodes is not None:
+        return _nodes_of(text, nodes)
     match = CUSTOM_SPEC.match(text)
     if match is None:
         if re.match(r"^\s*\d", text):
-            raise UserError(f"malformed hardware spec '{text}'; expected {CUSTOM_FORM}")
-        raise UserError(
-            f"unknown hardware profile '{text}'; known profiles: {', '.join(profile_names())}, "
-            f"or a custom spec {CUSTOM_FORM}"
-        )
+            raise UserError(f"malformed hardware spec '{text}'; expected {FORMS}")
+        raise UserError(f"unknown hardware profile '{text}'; known profiles: {', '.join(profile_names())}, or {FORMS}")
     count = int(match["count"])
     memory = float(match["mem"])
     bandwidth = float(match["bw"])
-    if count < 1 or memory <= 0 or bandwidth <= 0:
+    if not 1 <= count <= MAX_GPUS_PER_NODE or memory <= 0 or bandwidth <= 0:
         raise UserError(
-            f"malformed hardware spec '{text}': count, memory and bandwidth must be positive; expected {CUSTOM_FORM}"
+            f"malformed hardware spec '{text}': count (1 to {MAX_GPUS_PER_NODE}), memory and bandwidth must be "
+            f"positive; expected {CUSTOM_FORM}"
         )
     tflops = float(match["tflops"]) if match["tflops"] else bandwidth * TFLOPS_PER_GBS
     spec = GPUSpec(
@@ -183,3 +215,25 @@ def resolve_hardware(text: str) -> Hardware:
     node = Node(index=0, gpus=[GPU(node=0, index=j, spec=spec) for j in range(count)])
     described = f"{count} GPUs of {memory:g} GB at {bandwidth:g} GB/s, {tflops:.0f} TFLOPS, one node (PCIe)"
     return Hardware(name=text.strip(), description=described, nodes=[node])
+
+
+def _nodes_of(text: str, match: re.Match[str]) -> Hardware:
+    count = int(match["nodes"] or 1)
+    per_node = int(match["gpus"])
+    spec = gpu_types().get(match["type"].lower())
+    if spec is None:
+        raise UserError(
+            f"unknown GPU type '{match['type']}' in hardware spec '{text.strip()}'; known types: {_known_types()}; "
+            f"expected {FORMS}"
+        )
+    if not (1 <= count <= MAX_NODES and 1 <= per_node <= MAX_GPUS_PER_NODE):
+        raise UserError(
+            f"hardware spec '{text.strip()}': give 1 to {MAX_NODES} nodes of 1 to {MAX_GPUS_PER_NODE} GPUs; "
+            f"expected {FORMS}"
+        )
+    nodes = [Node(index=i, gpus=[GPU(node=i, index=j, spec=spec) for j in range(per_node)]) for i in range(count)]
+    where = "one node" if count == 1 else f"{count} nodes"
+    described = (
+        f"{where} of {per_node}x {spec.label} ({spec.memory_gb:g} GB, {spec.bandwidth_gbs:g} GB/s, {spec.interconnect})"
+    )
+    return Hardware(name=text.strip().lower(), description=described, nodes=nodes)

@@ -9,21 +9,27 @@ may land on different instances. Then the alias stays bound to the instance serv
 most of its roles, which keeps the pipeline runnable unchanged, and every instance
 also serves an alias of its own name; the plan lists, as `alias_changes`, the roles
 whose `model:` should be set to that name to run on the instance planned for them.
+
+Nodes. On several identical nodes, a plan that fits one node is made for node 0 and run
+on every node, one replica per node (the config lists them as `urls:` of one instance),
+each sized for its share of the turns in flight; only what does not fit one node (or
+scores better on several) spans nodes, pipeline parallel across them.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from cantata.errors import UserError
 from cantata.planner.catalog import NEED_BENCHMARK, PROXY_DISCOUNT, Benchmark, Catalog, ModelChoice, load_catalog
-from cantata.planner.hardware import Hardware, profile, profile_names
+from cantata.planner.hardware import MAX_NODES, Hardware, gpu_types, profile, profile_names, resolve_hardware
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_token, kv_replication, weight_bytes
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
-from cantata.planner.speed import TurnTiming
+from cantata.planner.speed import INTERNODE_BANDWIDTH_GBS, INTERNODE_HOP_S, TurnTiming
 from cantata.planner.workload import Workload
 from cantata.spec import Need, PipelineSpec
 
@@ -71,6 +77,7 @@ class PlannedInstance(BaseModel):
     host: str
     port: int
     url: str
+    urls: list[str]  # one per replica, `url` first
     tensor_parallel: int
     pipeline_parallel: int
     weights_gb: float
@@ -116,6 +123,7 @@ class Plan(BaseModel):
     hardware: str
     hardware_description: str
     concurrency: int
+    replicas: int
     instances: list[PlannedInstance]
     roles: list[PlannedRole]
     gpus: list[PlannedGPU]
@@ -145,10 +153,18 @@ def make_plan(
         changes = _nearest_changes(planner)
         hint = f"; nearest feasible change: {'; or '.join(changes)}" if changes else ""
         raise PlanInfeasible(f"cannot plan '{workload.name}' on {hardware.name}: {result.reason}{hint}")
+    replicas = 1
+    if hardware.identical_nodes:
+        # Each replica takes its share of the turns in flight.
+        count = len(hardware.nodes)
+        per_node = Planner(workload, hardware.first_node(), catalog, forced, context, -(-concurrency // count))
+        single = per_node.search()
+        if isinstance(single, Selection) and single.score >= result.score * (1 - 1e-9):
+            planner, result, replicas = per_node, single, count
     last_port = port_base + len(result.roles_of) - 1
     if not 1 <= port_base <= last_port <= 65535:
         raise UserError(f"--port-base {port_base}: the {len(result.roles_of)} server(s) need ports up to {last_port}")
-    return _assemble(planner, result, port_base)
+    return _assemble(planner, result, port_base, hardware, concurrency, replicas)
 
 
 def _check_arguments(workload: Workload, forced: list[ModelChoice], context: int | None, concurrency: int) -> None:
@@ -234,16 +250,38 @@ def _nearest_changes(planner: Planner) -> list[str]:
         if bigger.memory_gb > total and feasible(hardware=bigger):
             out.append(f"more GPUs: --hardware {name}")
             break
+    more = _more_nodes(planner.hardware, feasible)
+    if more:
+        out.append(f"more nodes: --hardware {more}")
     return out
 
 
-def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
+# How many nodes beyond the given ones the suggestions try (each try is a search).
+MORE_NODES_TRIED = 4
+
+
+def _more_nodes(hardware: Hardware, feasible: Callable[..., Selection | None]) -> str | None:
+    """The fewest more nodes like these that hold the plan, as a NODESxGPUSxTYPE spec."""
+    spec = hardware.nodes[0].gpus[0].spec
+    if not (len(hardware.nodes) == 1 or hardware.identical_nodes) or spec.name not in gpu_types():
+        return None
+    per_node = len(hardware.nodes[0].gpus)
+    for count in range(len(hardware.nodes) + 1, min(len(hardware.nodes) + MORE_NODES_TRIED, MAX_NODES) + 1):
+        text = f"{count}x{per_node}x{spec.aliases[0] if spec.aliases else spec.name}"
+        if feasible(hardware=resolve_hardware(text)):
+            return text
+    return None
+
+
+def _assemble(
+    planner: Planner, selection: Selection, port_base: int, full: Hardware, concurrency: int, replicas: int
+) -> Plan:
+    """The plan as planned on planner.hardware (node 0 alone when replicas > 1), laid onto `full`."""
     workload, hardware, catalog = planner.workload, planner.hardware, planner.catalog
     keys = list(selection.roles_of)  # in pipeline order of their first role
-    # The nodes the servers start on (an instance across nodes starts on its first), not those
-    # the profile has: servers that all start on one node are started there by one script, and
-    # Cantata beside them reaches them on localhost.
-    multi_node = len({p.gpus[0].node for p in selection.placements.values()}) > 1
+    # The nodes the plan uses, not those the profile has: servers that all run on one node are
+    # started there by one script, and Cantata beside them reaches them on localhost.
+    multi_node = replicas > 1 or len({g.node for p in selection.placements.values() for g in p.gpus}) > 1
 
     # Spare memory on each GPU goes to the KV cache of the instances on it, in equal shares,
     # so the --gpu-memory-utilization fractions add up to the usable fraction exactly.
@@ -274,6 +312,8 @@ def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
         per_token = kv_bytes_per_token(model)
         host = f"node{placement.gpus[0].node}" if multi_node else "localhost"
         port = port_base + i
+        # Replica k runs on node k, on the same GPUs as replica 0 on node 0.
+        urls = [f"http://{host}:{port}/v1"] if replicas == 1 else [f"http://node{k}:{port}/v1" for k in range(replicas)]
         aliases = sorted({a for a, home in alias_home.items() if home == key} | {key})
         instances.append(
             PlannedInstance(
@@ -290,7 +330,8 @@ def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
                 gpu_label=placement.gpus[0].spec.label,
                 host=host,
                 port=port,
-                url=f"http://{host}:{port}/v1",
+                url=urls[0],
+                urls=urls,
                 tensor_parallel=placement.tensor_parallel,
                 pipeline_parallel=placement.pipeline_parallel,
                 weights_gb=round(weights / GB, 2),
@@ -333,16 +374,18 @@ def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
             )
         )
 
+    # Every node holds what node 0 holds when the plan is replicated.
+    planned_as = {g.key: (f"n0:{g.index}" if replicas > 1 else g.key) for g in full.gpus}
     gpus = [
         PlannedGPU(
             gpu=g.key,
             label=g.spec.label,
             memory_gb=g.spec.memory_gb,
-            used_gb=round(used.get(g.key, 0.0) / GB, 2),
-            free_gb=round((g.spec.memory_bytes - used.get(g.key, 0.0)) / GB, 2),
-            instances=on_gpu.get(g.key, []),
+            used_gb=round(used.get(planned_as[g.key], 0.0) / GB, 2),
+            free_gb=round((g.spec.memory_bytes - used.get(planned_as[g.key], 0.0)) / GB, 2),
+            instances=on_gpu.get(planned_as[g.key], []),
         )
-        for g in hardware.gpus
+        for g in full.gpus
     ]
     changes = [
         AliasChange(role=r.name, alias=r.alias, use=r.instance)
@@ -351,17 +394,18 @@ def _assemble(planner: Planner, selection: Selection, port_base: int) -> Plan:
     ]
     return Plan(
         pipeline=workload.name,
-        hardware=hardware.name,
-        hardware_description=hardware.description,
-        concurrency=planner.concurrency,
+        hardware=full.name,
+        hardware_description=full.description,
+        concurrency=concurrency,
+        replicas=replicas,
         instances=instances,
         roles=roles,
         gpus=gpus,
-        memory_used_gb=round(sum(used.values()) / GB, 2),
-        memory_total_gb=hardware.memory_gb,
+        memory_used_gb=round(replicas * sum(used.values()) / GB, 2),
+        memory_total_gb=full.memory_gb,
         timing=selection.timing,
         alias_changes=changes,
-        notes=_notes(instances, roles, changes, gpus, multi_node),
+        notes=_notes(instances, roles, changes, gpus, multi_node, replicas, planner.concurrency),
     )
 
 
@@ -382,8 +426,16 @@ def _notes(
     changes: list[AliasChange],
     gpus: list[PlannedGPU],
     multi_node: bool,
+    replicas: int,
+    turns_per_replica: int,
 ) -> list[str]:
     notes = []
+    if replicas > 1:
+        notes.append(
+            f"the plan fits one node, so each of the {replicas} nodes runs a replica of every instance on the same "
+            "GPUs; the config lists them as urls: of one instance and Cantata spreads calls over them; the predicted "
+            f"turn is for {turns_per_replica} turn(s) at once on one replica"
+        )
     idle = [g.gpu for g in gpus if not g.instances]
     if idle:
         notes.append(
@@ -419,8 +471,11 @@ def _notes(
             notes.append(f"{inst.name}: GGUF in vLLM is experimental; llama.cpp's llama-server is the usual runtime")
         if inst.pipeline_parallel > 1:
             notes.append(
-                f"{inst.name}: spans {inst.pipeline_parallel} nodes (pipeline parallel): start a Ray cluster "
-                f"over them first (ray start --head on {inst.host}, ray start --address on the others)"
+                f"{inst.name}: spans {inst.pipeline_parallel} nodes (pipeline parallel {inst.pipeline_parallel}, "
+                f"tensor parallel {inst.tensor_parallel} within each) over a Ray cluster, which the --emit vllm "
+                f"script starts (ray start --head on the first node, ray start --address on the others); its "
+                f"speed counts {INTERNODE_HOP_S * 1e6:.0f} us per hop between nodes per step plus the step's "
+                f"activations at {INTERNODE_BANDWIDTH_GBS:g} GB/s (a 100 Gb/s network assumed)"
             )
     if changes:
         by_use: dict[str, list[str]] = {}

@@ -20,7 +20,8 @@ def render_plan(plan: Plan) -> str:
         f"Plan for '{plan.pipeline}' on {plan.hardware}: {plan.hardware_description}",
         f"{len(plan.instances)} instance(s) for {len(plan.roles)} model role(s); "
         f"{plan.memory_used_gb:.1f} GB of {plan.memory_total_gb:g} GB planned"
-        + (f"; {plan.concurrency} turns at once" if plan.concurrency > 1 else ""),
+        + (f"; {plan.concurrency} turns at once" if plan.concurrency > 1 else "")
+        + (f"; one replica on each of {plan.replicas} nodes" if plan.replicas > 1 else ""),
         "",
     ]
     lines += _table(
@@ -31,7 +32,7 @@ def render_plan(plan: Plan) -> str:
                 i.name,
                 i.model,
                 i.quantization_label,
-                f"{i.host}:{i.port}",
+                f"{i.host}:{i.port}" + (f" x{len(i.urls)}" if len(i.urls) > 1 else ""),
                 ",".join(i.gpus),
                 str(i.tensor_parallel),
                 str(i.pipeline_parallel),

@@ -4,7 +4,8 @@ Decoding one token is bounded by memory bandwidth: every step reads the weights 
 uses (the active experts only, for mixture-of-experts) and the KV cache of every
 sequence in the batch. Prefill is bounded by compute: 2 FLOPs per active parameter
 per prompt token. On top come fixed costs per layer (kernel launches), tensor
-parallelism's all-reduces (two per layer per step) and pipeline-parallel hops.
+parallelism's all-reduces (two per layer per step) and pipeline-parallel hops between
+nodes (latency plus the step's activations over the network).
 A turn is then simulated event by event: agents start when what they read is
 written, roles on one instance share its batch, instances on one GPU share the GPU.
 """
@@ -31,8 +32,14 @@ LAYER_OVERHEAD_S = 50e-6
 # twice per layer per step. Consumer cards without P2P go through host memory.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}
 
-# One hop between pipeline-parallel stages on different nodes, per step.
-PIPELINE_HOP_S = 100e-6
+# Pipeline-parallel stages sit on different nodes: each step hands its activations
+# (hidden size x tokens in the step, BF16) to the next node. Assumed: a 100 Gb/s network
+# (12.5 GB/s, RoCE or plain Ethernet; InfiniBand HDR is twice that) and 100 us per hop
+# for NCCL's send and receive. A decode step moves a few KB, so the latency is its cost;
+# a 2048-token prefill moves 16 MB per hop, about 1.3 ms at this bandwidth.
+INTERNODE_HOP_S = 100e-6
+INTERNODE_BANDWIDTH_GBS = 12.5
+ACTIVATION_BYTES = 2
 
 
 class Engine(BaseModel):
@@ -54,11 +61,17 @@ class Engine(BaseModel):
     def _flops(self) -> float:
         return self.tensor_parallel * self.gpu.tflops * 1e12 * COMPUTE_EFFICIENCY
 
-    def _fixed_step_cost(self) -> float:
+    def _fixed_step_cost(self, tokens: float = 1.0) -> float:
+        """What a step of `tokens` pays beyond reading weights and computing: launches, all-reduces, hops."""
         cost = self.model.layers * LAYER_OVERHEAD_S
         if self.tensor_parallel > 1:
             cost += 2 * self.model.layers * ALLREDUCE_LATENCY_S[self.gpu.interconnect]
-        return cost + (self.pipeline_parallel - 1) * PIPELINE_HOP_S
+        return cost + (self.pipeline_parallel - 1) * self.internode_hop_seconds(tokens)
+
+    def internode_hop_seconds(self, tokens: float) -> float:
+        """One hand-over between pipeline stages on two nodes, for a step of `tokens`."""
+        activations = tokens * self.model.hidden_size * ACTIVATION_BYTES
+        return INTERNODE_HOP_S + activations / (INTERNODE_BANDWIDTH_GBS * 1e9)
 
     def weight_bytes_read(self, batch: int) -> float:
         """Weight bytes one decode step reads for `batch` sequences.
@@ -83,7 +96,7 @@ class Engine(BaseModel):
         kv = kv_bytes_per_token(self.model) * context_tokens * kv_replication(self.model, self.tensor_parallel)
         memory = (self.weight_bytes_read(batch) + kv) / self._bandwidth
         compute = 2 * self.model.active_params * max(1, batch) / self._flops
-        return max(memory, compute) + self._fixed_step_cost()
+        return max(memory, compute) + self._fixed_step_cost(max(1, batch))
 
     def prefill_seconds(self, tokens: float) -> float:
         if tokens <= 0:
@@ -91,7 +104,7 @@ class Engine(BaseModel):
         compute = 2 * self.model.active_params * tokens / self._flops
         # A long prompt routes to every expert: all weights are read at least once.
         memory = self.weight_bytes_read(int(min(tokens, 1 << 16))) / self._bandwidth
-        return max(compute, memory) + self._fixed_step_cost()
+        return max(compute, memory) + self._fixed_step_cost(tokens)
 
     def decode_tokens_per_s(self, context_tokens: float = 0.0) -> float:
         return 1.0 / self.step_seconds(1, context_tokens)
