@@ -445,6 +445,43 @@ async def test_events_of_two_writers_at_once_get_unique_numbers_in_the_order_com
         await second.close()
 
 
+async def test_a_reader_following_after_the_last_number_it_saw_misses_nothing_of_two_writers(
+    open_shared_store: StoreFactory,
+) -> None:
+    """What a follower after seq N needs (SSE `Last-Event-ID`, event_feed's tail): numbers
+    in the order committed, so nothing committed later has a number it has already passed."""
+    first, second, reader = open_shared_store(), open_shared_store(), open_shared_store()
+    try:
+        turns = [(store, await new_turn(store, "ana")) for store in (first, second)]
+        assert await reader.last_event_seq() == 0
+
+        async def write(store: Store, session_id: str, turn_id: int) -> None:
+            for n in range(30):
+                store.record_event(Event("agent_started", turn_id, session_id, 0.1, f"a{n}"))
+                await store.write_entry(
+                    turn_id=turn_id, user_id="ana", agent=f"a{n}", status="ok", output=n, error=None
+                )
+
+        followed: list[int] = []
+
+        async def follow(writing: asyncio.Future[object]) -> None:
+            while True:
+                done = writing.done()  # known before the read: a read after it sees every event
+                followed.extend(e.stored_seq for e in await reader.events_after(followed[-1] if followed else 0))
+                if done:
+                    return
+                await asyncio.sleep(0)
+
+        writing = asyncio.gather(*(write(store, *turn) for store, turn in turns))
+        await asyncio.gather(writing, follow(writing))
+        stored = [e.stored_seq for e in await reader.events_after(0)]
+        assert len(stored) == 60 and followed == stored
+        assert await reader.last_event_seq() == stored[-1]
+    finally:
+        for store in (first, second, reader):
+            await store.close()
+
+
 async def test_turn_events_are_each_turns_stored_events_in_order(store: Store) -> None:
     first_session, first = await new_turn(store, "ana")
     second_session, second = await new_turn(store, "ben")

@@ -76,13 +76,17 @@ def connect(url: str) -> PgConnection:
     """The connection, or StoreUnavailable naming the URL without its password."""
     shown = redact(url)
     try:
-        info = url
-        if "connect_timeout" not in conninfo.conninfo_to_dict(url):
-            info = conninfo.make_conninfo(url, connect_timeout=CONNECT_TIMEOUT_S)
-        raw = psycopg.connect(info, autocommit=True)
+        raw = psycopg.connect(bounded(url), autocommit=True)
     except psycopg.Error as exc:
         raise StoreUnavailable(f"cannot reach the database {shown}: {explain(exc)}") from None
     return PgConnection(raw)
+
+
+def bounded(url: str, **options: str) -> str:
+    """`url` as connection info, with CONNECT_TIMEOUT_S unless it says otherwise (and `options`)."""
+    if "connect_timeout" not in conninfo.conninfo_to_dict(url):
+        options.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
+    return conninfo.make_conninfo(url, **options) if options else url
 
 
 def transaction(db: PgConnection) -> AbstractContextManager[object]:
