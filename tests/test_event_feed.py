@@ -8,6 +8,7 @@ own connections, and nothing in memory is shared between them."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -26,7 +27,8 @@ from cantata.store.postgres_store import PostgresStore
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, running
-from tests.helpers.sse import parse
+from tests.helpers.servers import CantataServer
+from tests.helpers.sse import SSEvent, parse
 
 CHAIN = """
 name: chain
@@ -239,3 +241,54 @@ async def started_turn(on: httpx.AsyncClient) -> int:
                 turn_id: int = event.json()["turn_id"]
                 return turn_id
         await asyncio.sleep(0.02)
+
+
+# -- two `cantata serve` processes on one PostgreSQL ------------------------------------------
+
+
+@pytest.mark.server
+def test_two_cantata_serve_processes_each_stream_and_resume_the_others_turns(
+    write: WriteFile, tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CANTATA_DB", postgres.new_database())
+    config = scripted_config(write, steady={"latency_s": 0.1, "tokens_per_s": 200})
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with (
+        CantataServer(tmp_path / "a", "--config", str(config)) as a,
+        CantataServer(tmp_path / "b", "--config", str(config)) as b,
+    ):
+        for runs, follows in ((b, a), (a, b)):
+            seen: list[SSEvent] = []
+            open_ = threading.Event()
+            follower = threading.Thread(target=follow_until_delivered, args=(follows.url, seen, open_))
+            follower.start()
+            assert open_.wait(HANG_GUARD_S)
+            answer = httpx.post(f"{runs.url}/v1/chat/completions", json=chat_body("hello"), timeout=HANG_GUARD_S)
+            follower.join(HANG_GUARD_S)
+            assert not follower.is_alive(), "the other server's stream never saw the turn delivered"
+            turn_id = answer.json()["cantata"]["turn_id"]
+            url = f"{runs.url}/api/turns/{turn_id}/events"
+            stored = [e for e in parse(httpx.get(url, timeout=HANG_GUARD_S).text) if e.id]
+            assert [(e.id, e.event) for e in seen] == [(e.id, e.event) for e in stored]
+            # Resumed on the server that did not run it, from the middle of what was seen.
+            middle = stored[len(stored) // 2]
+            assert middle.id is not None
+            resumed = httpx.get(
+                f"{follows.url}/api/events?follow=false", headers={"Last-Event-ID": middle.id}, timeout=HANG_GUARD_S
+            )
+            assert [e.id for e in parse(resumed.text) if e.id] == [e.id for e in stored[stored.index(middle) + 1 :]]
+
+
+def follow_until_delivered(url: str, seen: list[SSEvent], open_: threading.Event) -> None:
+    """Follow a server's /api/events from now on until a turn is delivered: every event seen."""
+    last = parse(httpx.get(f"{url}/api/events?follow=false", timeout=HANG_GUARD_S).text)
+    after = next((e.id for e in reversed(last) if e.id), "0")
+    with httpx.stream("GET", f"{url}/api/events?after={after}", timeout=HANG_GUARD_S) as stream:
+        open_.set()
+        text = ""
+        for piece in stream.iter_text():
+            text += piece
+            if "event: turn_delivered" in text and text.endswith("\n\n"):
+                seen.extend(e for e in parse(text) if e.id)
+                return

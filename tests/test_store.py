@@ -482,6 +482,22 @@ async def test_a_reader_following_after_the_last_number_it_saw_misses_nothing_of
             await store.close()
 
 
+async def test_numbers_of_a_forgotten_users_last_events_are_never_given_again(store: Store) -> None:
+    """A follower that saw the forgotten events' numbers must see the next ones, which are higher."""
+    ana_session, ana_turn = await new_turn(store, "ana")
+    ben_session, ben_turn = await new_turn(store, "ben")
+    store.record_event(Event("turn_started", ana_turn, ana_session, 0.0, user_id="ana"))
+    store.record_event(Event("turn_started", ben_turn, ben_session, 0.0, user_id="ben"))
+    await store.finish_turn(ben_turn, "ok", [])
+    highest = await store.last_event_seq()
+    await store.forget_user("ben")
+    later = Event("turn_delivered", ana_turn, ana_session, 1.0, user_id="ana")
+    store.record_event(later)
+    await store.finish_turn(ana_turn, "ok", [])
+    assert later.seq is not None and later.seq > highest
+    assert [e.seq for e in await store.events_after(highest)] == [later.seq]
+
+
 async def test_turn_events_are_each_turns_stored_events_in_order(store: Store) -> None:
     first_session, first = await new_turn(store, "ana")
     second_session, second = await new_turn(store, "ben")
