@@ -43,7 +43,8 @@ class EventFeed(Protocol):
 
 class StoreTail:
     """The events table followed from its end: every event any process commits, in order of
-    sequence number, offered to the subscriptions whose `match` takes it. `start` it before
+    sequence number, offered to the subscriptions whose `match` takes it (a new one may also
+    get some committed just before it: `follow` skips them by their seq). `start` it before
     the first subscription, `close` it after the last."""
 
     def __init__(self, store: Store, notifications: Notifications | None, *, backstop_s: float = BACKSTOP_S) -> None:
@@ -51,7 +52,7 @@ class StoreTail:
         self._notifications = notifications
         self._backstop_s = backstop_s
         self._subscribers: list[Subscription] = []
-        self._cursor = 0  # the last sequence number read (or known to be read by no one)
+        self._cursor = 0  # the last sequence number read, or passed while nobody followed
         self._wanted = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._failing = False
@@ -82,13 +83,17 @@ class StoreTail:
 
     def wake(self, seq: int | None = None) -> None:
         """Events up to `seq` (or some, if None) may have been committed: read what is new."""
-        if seq is None or seq > self._cursor:
+        if not self._subscribers:
+            # Nobody to give them to: no read, the cursor moves past them (a follower who
+            # comes later replays its own past, and is not handed this backlog).
+            self._cursor = max(self._cursor, seq or 0)
+        elif seq is None or seq > self._cursor:
             self._wanted.set()
 
     async def _backstop(self) -> None:
         while True:
             await asyncio.sleep(self._backstop_s)
-            self._wanted.set()
+            self.wake()
 
     async def _read_on_wake(self) -> None:
         while True:
@@ -104,14 +109,7 @@ class StoreTail:
                 self._failing = False
 
     async def _read(self) -> None:
-        if not self._subscribers:
-            # Nobody to give events to: move the cursor past them without reading them, so a
-            # follower who comes later is not handed the whole backlog (it replays its own)...
-            latest = await self._store.last_event_seq()
-            if not self._subscribers:  # ...unless one came meanwhile: its replay may have read less
-                self._cursor = max(self._cursor, latest)
-                return
-        while True:
+        while self._subscribers:
             batch = await self._store.events_after(self._cursor, limit=PAGE)
             for event in batch:
                 self._cursor = event.stored_seq
