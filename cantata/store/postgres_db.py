@@ -82,11 +82,12 @@ def connect(url: str) -> PgConnection:
     return PgConnection(raw)
 
 
-def bounded(url: str, **options: str) -> str:
-    """`url` as connection info, with CONNECT_TIMEOUT_S unless it says otherwise (and `options`)."""
-    if "connect_timeout" not in conninfo.conninfo_to_dict(url):
-        options.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
-    return conninfo.make_conninfo(url, **options) if options else url
+def bounded(url: str, **defaults: str) -> str:
+    """`url` as connection info, with CONNECT_TIMEOUT_S and `defaults` where it says nothing."""
+    given = conninfo.conninfo_to_dict(url)
+    wanted = {"connect_timeout": str(CONNECT_TIMEOUT_S), **defaults}
+    added = {key: value for key, value in wanted.items() if key not in given}
+    return conninfo.make_conninfo(url, **added) if added else url
 
 
 def transaction(db: PgConnection) -> AbstractContextManager[object]:

@@ -21,6 +21,9 @@ from cantata.store.protocols import Wake
 CHANNEL = "cantata_events"
 # The listening connection's name in pg_stat_activity, so an operator can tell it apart.
 APPLICATION_NAME = "cantata-events"
+# A connection that only listens sends nothing: over TCP, probes find a silently dropped one
+# within about 30 s (libpq's settings, unless the URL gives its own; unix sockets need none).
+KEEPALIVES = {"keepalives": "1", "keepalives_idle": "15", "keepalives_interval": "5", "keepalives_count": "3"}
 RETRY_MIN_S = 0.5
 RETRY_MAX_S = 5.0
 
@@ -34,7 +37,7 @@ async def listen(url: str, wake: Wake) -> None:
     lost = False
     while True:
         try:
-            info = bounded(url, application_name=APPLICATION_NAME)
+            info = bounded(url, application_name=APPLICATION_NAME, **KEEPALIVES)
             async with await psycopg.AsyncConnection.connect(info, autocommit=True) as connection:
                 await connection.execute(f"LISTEN {CHANNEL}")
                 if lost:
