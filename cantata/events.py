@@ -104,10 +104,16 @@ class Dropped:
     after_seq: int | None
 
 
+class Subscribers(Protocol):
+    """What hands a subscription its events (the bus, or event_feed's StoreTail)."""
+
+    def unsubscribe(self, subscription: Subscription) -> None: ...
+
+
 class Subscription:
     """A bounded queue of one subscriber's events; iterate it with `async for`."""
 
-    def __init__(self, bus: EventBus, *, max_queue: int, match: Match | None) -> None:
+    def __init__(self, bus: Subscribers, *, max_queue: int, match: Match | None) -> None:
         self._bus = bus
         self._max = max_queue
         self._match = match

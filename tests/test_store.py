@@ -445,6 +445,59 @@ async def test_events_of_two_writers_at_once_get_unique_numbers_in_the_order_com
         await second.close()
 
 
+async def test_a_reader_following_after_the_last_number_it_saw_misses_nothing_of_two_writers(
+    open_shared_store: StoreFactory,
+) -> None:
+    """What a follower after seq N needs (SSE `Last-Event-ID`, event_feed's tail): numbers
+    in the order committed, so nothing committed later has a number it has already passed."""
+    first, second, reader = open_shared_store(), open_shared_store(), open_shared_store()
+    try:
+        turns = [(store, await new_turn(store, "ana")) for store in (first, second)]
+        assert await reader.last_event_seq() == 0
+
+        async def write(store: Store, session_id: str, turn_id: int) -> None:
+            for n in range(30):
+                store.record_event(Event("agent_started", turn_id, session_id, 0.1, f"a{n}"))
+                await store.write_entry(
+                    turn_id=turn_id, user_id="ana", agent=f"a{n}", status="ok", output=n, error=None
+                )
+
+        followed: list[int] = []
+
+        async def follow(writing: asyncio.Future[object]) -> None:
+            while True:
+                done = writing.done()  # known before the read: a read after it sees every event
+                followed.extend(e.stored_seq for e in await reader.events_after(followed[-1] if followed else 0))
+                if done:
+                    return
+                await asyncio.sleep(0)
+
+        writing = asyncio.gather(*(write(store, *turn) for store, turn in turns))
+        await asyncio.gather(writing, follow(writing))
+        stored = [e.stored_seq for e in await reader.events_after(0)]
+        assert len(stored) == 60 and followed == stored
+        assert await reader.last_event_seq() == stored[-1]
+    finally:
+        for store in (first, second, reader):
+            await store.close()
+
+
+async def test_numbers_of_a_forgotten_users_last_events_are_never_given_again(store: Store) -> None:
+    """A follower that saw the forgotten events' numbers must see the next ones, which are higher."""
+    ana_session, ana_turn = await new_turn(store, "ana")
+    ben_session, ben_turn = await new_turn(store, "ben")
+    store.record_event(Event("turn_started", ana_turn, ana_session, 0.0, user_id="ana"))
+    store.record_event(Event("turn_started", ben_turn, ben_session, 0.0, user_id="ben"))
+    await store.finish_turn(ben_turn, "ok", [])
+    highest = await store.last_event_seq()
+    await store.forget_user("ben")
+    later = Event("turn_delivered", ana_turn, ana_session, 1.0, user_id="ana")
+    store.record_event(later)
+    await store.finish_turn(ana_turn, "ok", [])
+    assert later.seq is not None and later.seq > highest
+    assert [e.seq for e in await store.events_after(highest)] == [later.seq]
+
+
 async def test_turn_events_are_each_turns_stored_events_in_order(store: Store) -> None:
     first_session, first = await new_turn(store, "ana")
     second_session, second = await new_turn(store, "ben")

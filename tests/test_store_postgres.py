@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from psycopg import conninfo
 
 from cantata.config import database_url, load_config
 from cantata.errors import ConfigError, StoreUnavailable, scrub
 from cantata.store import open_store
 from cantata.store.migrations import MIGRATIONS, name_of
-from cantata.store.postgres_db import redact
+from cantata.store.postgres_db import bounded, redact
 from cantata.store.postgres_store import PostgresStore
 from tests.helpers import postgres as postgres_helper
 from tests.helpers.pipelines import WriteFile, scripted_config
@@ -161,3 +162,10 @@ def test_the_deployed_agents_are_listed_from_postgresql_when_cantata_db_names_it
     assert done.returncode == 0, done.stderr
     assert [(v["name"], v["version"], v["active"]) for v in json.loads(done.stdout)] == [("greeter", 1, True)]
     assert not (home / "cantata.db").exists()
+
+
+def test_connection_settings_the_url_gives_win_over_the_defaults() -> None:
+    url = "postgresql://ana@db/c?connect_timeout=3&keepalives_idle=60"
+    info = conninfo.conninfo_to_dict(bounded(url, application_name="x", keepalives_idle="15"))
+    assert (info["connect_timeout"], info["keepalives_idle"], info["application_name"]) == ("3", "60", "x")
+    assert conninfo.conninfo_to_dict(bounded("postgresql://ana@db/c"))["connect_timeout"] == "10"

@@ -129,6 +129,7 @@ def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
         "005_blackboard_iterations",
         "006_deployed_agents",
         "007_session_leases",
+        "008_event_numbers",
     ]
 
 

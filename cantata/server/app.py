@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from math import ceil
 from pathlib import Path
 from types import FrameType
@@ -34,6 +34,7 @@ from cantata.server.protocol import Health
 from cantata.server.routes import api, events, openai
 from cantata.server.service import Service
 from cantata.store import open_store
+from cantata.store.event_feed import event_feed
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1 << 20  # 1 MiB: a long conversation fits many times over
@@ -115,18 +116,17 @@ def create_app(
         check_bind(host, keys)
         runtime = Cantata(config, home=home)
         app.state.auth = Auth(keys, loopback=is_loopback(host))
-        service = app.state.service = Service(
-            runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters
-        )
-        unlisten = runtime.bus.listen(log_failed_agent)
-        service.resume_unfinished()
-        try:
+        async with AsyncExitStack() as closing:
+            closing.callback(keys.close)
+            closing.push_async_callback(runtime.close)
+            feed = await closing.enter_async_context(event_feed(runtime.store, runtime.bus))
+            service = app.state.service = Service(
+                runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters, feed=feed
+            )
+            closing.push_async_callback(service.drain)
+            closing.callback(runtime.bus.listen(log_failed_agent))
+            service.resume_unfinished()
             yield
-        finally:
-            unlisten()
-            await service.drain()
-            await runtime.close()
-            keys.close()
 
     app = FastAPI(
         title="Cantata",

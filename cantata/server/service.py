@@ -28,6 +28,7 @@ from cantata.server.metrics import Metrics
 from cantata.server.protocol import Deleted, ModelCard, ModelList
 from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
+from cantata.store.event_feed import EventFeed
 from cantata.turn import TurnResult
 
 log = get_logger("cantata.server")
@@ -39,15 +40,12 @@ class TurnHandle:
 
     pipeline: Pipeline
     principal: Principal
-    owners: dict[int, str]
     events: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
     started: asyncio.Future[Event] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     task: asyncio.Task[TurnResult] | None = None
 
     def on_event(self, event: Event) -> None:
         if event.type == "turn_started" and not self.started.done():
-            # Known before the event is committed, so the live event filter can place it.
-            self.owners[event.turn_id] = self.principal.user
             self.started.set_result(event)
         self.events.put_nowait(event)
 
@@ -75,10 +73,12 @@ class Service(Reads):
         grace_s: float = 30.0,
         announce: Callable[[str], None] = lambda line: None,
         forgetters: Iterable[Forgetter] = (),
+        feed: EventFeed | None = None,
     ) -> None:
         """`grace_s`: at shutdown, how long running turns may take to finish; `announce`
         gets the lines an operator should see (turns resumed at start, left at shutdown);
-        `forgetters` remove the files applications keep for a user who is forgotten."""
+        `forgetters` remove the files applications keep for a user who is forgotten; `feed`
+        is what live event streams follow (`event_feed.event_feed`; the runtime's bus if none)."""
         pipelines: dict[str, Pipeline] = {}
         for name, path in bundled_pipelines.bundled().items():
             pipelines[name] = load_pipeline(path)
@@ -89,12 +89,12 @@ class Service(Reads):
         self.index = SessionIndex()
         self.locks = SessionLocks()
         self.running: set[asyncio.Task[TurnResult]] = set()
-        self.owners: dict[int, str] = {}  # turn id -> user, for the turns run here (live event filter)
         self.metrics = Metrics(runtime.pool, lambda: len(self.running))
         self.started_at = time.time()
         self.grace_s = grace_s
         self.announce = announce
         self.forgetters = list(forgetters)
+        self.feed: EventFeed = feed or runtime.bus
         self.resuming: asyncio.Task[Resumed] | None = None
         self.stopping = False  # shutting down: no new turn starts
         self.stopped = asyncio.Event()  # the same, for what waits on it: live event streams end
@@ -105,7 +105,7 @@ class Service(Reads):
         server runs its own (SSE subscribers of its user see it go on); new turns of their
         sessions wait for them. One line says what was resumed, once it is."""
         self.resuming = asyncio.create_task(
-            self.runtime.resume_unfinished(lambda session: self.pipelines.get(session.pipeline), on_event=self._own)
+            self.runtime.resume_unfinished(lambda session: self.pipelines.get(session.pipeline))
         )
         self.resuming.add_done_callback(self._resumed)
 
@@ -116,10 +116,6 @@ class Service(Reads):
         line = f"could not resume the unfinished turns: {error}" if error else task.result().summary()
         if line is not None:
             self.announce(line)
-
-    def _own(self, event: Event) -> None:
-        """A resumed turn's events reach its user's live streams (the filter places them)."""
-        self.owners.setdefault(event.turn_id, event.user_id)
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -147,7 +143,7 @@ class Service(Reads):
             )
         if session_id is not None and reject_if_busy and self.locks.busy(session_id):
             raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
-        handle = TurnHandle(pipeline=pipeline, principal=principal, owners=self.owners)
+        handle = TurnHandle(pipeline=pipeline, principal=principal)
         asked = [u for u, _ in history] + [message]
         handle.task = asyncio.create_task(self._turn(handle, message, session_id, asked, reject_if_busy))
         self.running.add(handle.task)
@@ -205,10 +201,6 @@ class Service(Reads):
 
     def _finished(self, task: asyncio.Task[TurnResult]) -> None:
         self.running.discard(task)
-        if not task.cancelled() and task.exception() is None:
-            # Its last events may still be on their way to the store (and the filter).
-            turn_id = task.result().turn_id
-            asyncio.get_running_loop().call_later(60.0, self.owners.pop, turn_id, None)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             if not isinstance(exc, (UserError, HTTPError)):
@@ -270,12 +262,5 @@ class Service(Reads):
     def events(self, seq: int, *, user_id: str | None, turn_id: int | None, follow: bool = True) -> AsyncIterator[str]:
         """The store's events after `seq`, then (with `follow`) the live tail, as SSE text."""
         return event_stream(
-            self.runtime.bus,
-            self.store,
-            seq,
-            owners=self.owners,
-            user_id=user_id,
-            turn_id=turn_id,
-            follow=follow,
-            stopping=self.stopped,
+            self.feed, self.store, seq, user_id=user_id, turn_id=turn_id, follow_live=follow, stopping=self.stopped
         )

@@ -288,3 +288,17 @@ def m007_session_leases(db: Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m008_event_numbers(db: Connection) -> None:
+    """The largest event number ever given, kept when a user's events are deleted: events are
+    numbered after it (queries.insert_events), so a number is never given twice and a follower
+    after N misses nothing (a number taken from the largest left would reuse a deleted one)."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE event_numbers (last INTEGER NOT NULL);
+        INSERT INTO event_numbers (last) SELECT COALESCE(MAX(id), 0) FROM events;
+        """,
+    )

@@ -76,13 +76,18 @@ def connect(url: str) -> PgConnection:
     """The connection, or StoreUnavailable naming the URL without its password."""
     shown = redact(url)
     try:
-        info = url
-        if "connect_timeout" not in conninfo.conninfo_to_dict(url):
-            info = conninfo.make_conninfo(url, connect_timeout=CONNECT_TIMEOUT_S)
-        raw = psycopg.connect(info, autocommit=True)
+        raw = psycopg.connect(bounded(url), autocommit=True)
     except psycopg.Error as exc:
         raise StoreUnavailable(f"cannot reach the database {shown}: {explain(exc)}") from None
     return PgConnection(raw)
+
+
+def bounded(url: str, **defaults: str) -> str:
+    """`url` as connection info, with CONNECT_TIMEOUT_S and `defaults` where it says nothing."""
+    given = conninfo.conninfo_to_dict(url)
+    wanted = {"connect_timeout": str(CONNECT_TIMEOUT_S), **defaults}
+    added = {key: value for key, value in wanted.items() if key not in given}
+    return conninfo.make_conninfo(url, **added) if added else url
 
 
 def transaction(db: PgConnection) -> AbstractContextManager[object]:

@@ -10,6 +10,7 @@ order on one connection, as on SQLite; more work at once comes from more process
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from functools import partial
 
 import psycopg
 
@@ -24,6 +25,8 @@ from cantata.store.postgres_db import (
     snapshot,
     transaction,
 )
+from cantata.store.postgres_listen import CHANNEL, listen
+from cantata.store.protocols import Notifications
 from cantata.store.sql_store import SqlStore
 
 
@@ -34,6 +37,7 @@ class PostgresStore(SqlStore[PgConnection]):
     session_tiebreak = "(SELECT MIN(t.id) FROM turns t WHERE t.session_id = sessions.id)"
 
     def __init__(self, url: str) -> None:
+        self._url = url
         super().__init__(
             where=redact(url),
             connect=lambda: connect(url),
@@ -49,6 +53,9 @@ class PostgresStore(SqlStore[PgConnection]):
     def _snapshot(self, db: PgConnection) -> AbstractContextManager[object]:
         return snapshot(db)
 
+    def notifications(self) -> Notifications:
+        return partial(listen, self._url)
+
 
 def _insert_events(db: PgConnection, rows: list[queries.EventValues]) -> int:
     # Events are numbered after the largest id, in the committing transaction, so ids follow
@@ -57,4 +64,8 @@ def _insert_events(db: PgConnection, rows: list[queries.EventValues]) -> int:
     # second store committing at once wait for this commit; without it, both would take the
     # same ids, and the loser's whole batch would fail and be retried one write at a time.
     db.execute("LOCK TABLE events IN EXCLUSIVE MODE")
-    return queries.insert_events(db, rows)
+    base = queries.insert_events(db, rows)
+    # Sent at commit, and only then (a rolled-back batch wakes nobody): a wake-up for the
+    # other processes' followers, who read the events from the table (postgres_listen.py).
+    db.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(base + len(rows))))
+    return base

@@ -13,7 +13,7 @@ time; the conformance tests (tests/test_store.py) run every implementation throu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 from cantata.events import Event
@@ -38,6 +38,11 @@ from cantata.store.rows import (
 RECENT_TURNS = 50
 
 Committed = Callable[[list[Event]], None]
+# Told that events may have been committed by another process: the largest sequence number
+# committed, when known (None: look).
+Wake = Callable[[int | None], None]
+# Runs until cancelled, calling `wake` whenever another process commits events.
+Notifications = Callable[[Wake], Coroutine[Any, Any, None]]
 
 
 class SessionStore(Protocol):
@@ -204,6 +209,15 @@ class EventLog(Protocol):
     ) -> list[Event]:
         """Stored events with a sequence number above `seq`, oldest first: a reconnecting
         subscriber's replay (SSE `Last-Event-ID`)."""
+        ...
+
+    async def last_event_seq(self) -> int:
+        """The largest sequence number stored (0 with none): where a follower starts."""
+        ...
+
+    def notifications(self) -> Notifications | None:
+        """How this process hears of events other processes commit (PostgreSQL: LISTEN), or
+        None where the turns are followed in the process that runs them (SQLite)."""
         ...
 
     async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:

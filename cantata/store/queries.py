@@ -55,11 +55,13 @@ def by_turn(turn_ids: Iterable[int], rows: Iterable[R]) -> dict[int, list[R]]:
 
 
 def insert_events(db: Connection, rows: list[EventValues]) -> int:
-    """Insert buffered events with consecutive ids after the largest; return that largest.
-    Under SQLite's BEGIN IMMEDIATE (PostgreSQL: a lock on the table, see postgres_store.py) no
-    other writer can take the same ids, and ids follow the order of commits. Events of turns deleted
-    meanwhile (a user forgotten mid-turn) are not inserted, leaving a gap."""
-    (base,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
+    """Insert buffered events with consecutive ids after the largest ever given (deleted ones
+    included: `forget_user` keeps it); return that largest. Under SQLite's BEGIN IMMEDIATE
+    (PostgreSQL: a lock on the table, see postgres_store.py) no other writer can take the same
+    ids, and ids follow the order of commits. Events of turns deleted meanwhile (a user
+    forgotten mid-turn) are not inserted, leaving a gap."""
+    largest, given = db.execute("SELECT COALESCE(MAX(id), 0), (SELECT last FROM event_numbers) FROM events").fetchone()
+    base = max(largest, given)
     # Which of their turns exist, asked once per turn rather than once per event (in
     # chunks: SQLite bounds the parameters of one statement).
     existing: set[int] = set()
@@ -297,5 +299,7 @@ def forget_user(db: Connection, user_id: str) -> Forgotten:
                 (left, name, name),
             )
     db.execute("DELETE FROM session_leases WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)", (user_id,))
+    # The largest event number given outlives the events (insert_events numbers after it).
+    db.execute("UPDATE event_numbers SET last = (SELECT MAX(id) FROM events) WHERE last < (SELECT MAX(id) FROM events)")
     db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
     return Forgotten(int(sessions), turns, tuple(sorted(versions)), tuple(emptied))

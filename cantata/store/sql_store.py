@@ -26,7 +26,7 @@ from cantata.store import queries
 from cantata.store.committer import Committer
 from cantata.store.connection import Connection
 from cantata.store.encoding import encode, encode_lenient
-from cantata.store.protocols import RECENT_TURNS, Committed
+from cantata.store.protocols import RECENT_TURNS, Committed, Notifications
 from cantata.store.rows import (
     AgentVersion,
     EntryRow,
@@ -363,6 +363,13 @@ class SqlStore(ABC, Generic[C]):
             where.append("e.turn_id = ?")
             params.append(turn_id)
         return await self._read(lambda db: queries.event_rows(db, " AND ".join(where), tuple(params), limit))
+
+    async def last_event_seq(self) -> int:
+        await self._committer.flush()
+        return await self._read(lambda db: int(db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]))
+
+    def notifications(self) -> Notifications | None:
+        return None
 
     async def instance_events(self, *, since_wall: float, user_id: str | None = None) -> list[InstanceEvent]:
         await self._committer.flush()
