@@ -14,7 +14,10 @@ finish. Nobody waits for those commits but the turn at its end: the scheduler st
 entry's readers on the queued entry, and a read runs after every write queued before it.
 
 What the committer asks of a database is small (open, close, a transaction, storing
-buffered events), so a store on any driver with a blocking connection reuses it.
+buffered events), so a store on any driver with a blocking connection reuses it. A
+database whose connection can be lost (a server restarted) also says how to notice it and
+find what a lost commit stored (`reconnect.py`): the jobs then wait for a new connection
+and run again on it.
 """
 
 from __future__ import annotations
@@ -22,14 +25,16 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from cantata.errors import StoreError
+from cantata.errors import StoreError, StoreUnavailable
 from cantata.events import Event
 from cantata.store.protocols import Committed
+from cantata.store.reconnect import Reconnect, log, reopen
 from cantata.threads import answering, settle
 
 C = TypeVar("C")  # the connection jobs run on
@@ -37,6 +42,8 @@ R = TypeVar("R")  # an event as the database stores it (its encoded row)
 T = TypeVar("T")
 
 Outcome = tuple[bool, Any]  # (True, a job's result) or (False, its error)
+# A write: its job, and what runs instead when its commit's outcome was lost (see `write`).
+Write = tuple[Callable[[C], Any], Callable[[C], Any]]
 
 FLUSH_AFTER_S = 0.05  # how long a buffered event or entry may wait for a write to carry it
 
@@ -50,6 +57,7 @@ class Committer(Generic[C, R]):
     the sequence number before theirs (they are numbered after it, in order); `close`
     closes the connection. `name` says which database in error messages, `explain` how
     the driver's errors read in them (with what to do about a read-only or full disk).
+    `reconnect`, for a database whose connection can be lost, says how it is found again.
     """
 
     def __init__(
@@ -62,9 +70,13 @@ class Committer(Generic[C, R]):
         store_events: Callable[[C, list[R]], int],
         flush_after_s: float = FLUSH_AFTER_S,
         explain: Callable[[BaseException], str] = str,
+        reconnect: Reconnect[C, R] | None = None,
     ) -> None:
         self._name = name
         self._explain = explain
+        self._open_connection = open
+        self._reconnect = reconnect
+        self._lost_at: float | None = None  # when the connection was lost (time.monotonic()), until a new one
         self._transaction = transaction
         self._store_events = store_events
         self._close_connection = close
@@ -72,8 +84,8 @@ class Committer(Generic[C, R]):
         self._connection_or_error: C | StoreError = StoreError(f"the database {name} is not open yet")
         self._worker = _Worker()
         # The thread runs jobs in order, so the connection is open before any other job.
-        self._worker.run(partial(self._open, open))
-        self._batch: list[tuple[Callable[[C], Any], asyncio.Future[Any]]] = []
+        self._worker.run(self._open)
+        self._batch: list[tuple[Write[C], asyncio.Future[Any]]] = []
         self._pending: list[tuple[Event, R]] = []
         self._flush_scheduled = False  # a flush is coming in this loop tick
         self._writing = False  # a batch is on the thread: what comes meanwhile waits for it
@@ -83,48 +95,109 @@ class Committer(Generic[C, R]):
 
     # -- on the worker thread -------------------------------------------------------------
 
-    def _open(self, open: Callable[[], C]) -> None:
+    def _open(self) -> None:
         try:
-            self._connection_or_error = open()
+            self._connection_or_error = self._open_connection()
         except StoreError as exc:
             self._connection_or_error = exc
         except Exception as exc:
             self._connection_or_error = self._store_error(f"cannot open the database {self._name}", exc)
 
     def _connection(self) -> C:
-        """The open connection (on the worker thread), or the StoreError that explains why not."""
+        """The open connection (on the worker thread), a new one if it was lost (waiting for
+        it, see `reconnect.py`), or the StoreError that explains why not."""
+        if self._lost_at is not None:
+            self._connection_or_error = reopen(
+                self._open_connection,
+                name=self._name,
+                lost_at=self._lost_at,
+                within_s=self._reconnect.within_s if self._reconnect else 0.0,
+                explain=self._explain,
+            )
+            self._lost_at = None
         if isinstance(self._connection_or_error, StoreError):
             raise self._connection_or_error
         return self._connection_or_error
 
-    def _commit_batch(self, writes: list[Callable[[C], Any]], events: list[R]) -> tuple[list[Outcome], int | None]:
+    def _on_connection(self, run: Callable[[C], T]) -> T:
+        """`run(connection)`; if the connection was lost meanwhile, again on a new one."""
+        while True:
+            db = self._connection()
+            try:
+                return run(db)
+            except Exception:
+                if self._reconnect is None or not self._reconnect.lost(db):
+                    raise
+            log.warning("lost the connection to the database %s; connecting again", self._name)
+            self._lost_at = time.monotonic()
+            self._connection_or_error = StoreUnavailable(f"the connection to the database {self._name} was lost")
+            try:
+                self._close_connection(db)
+            except Exception:
+                pass  # it is gone already: closing it only frees what the driver kept of it
+
+    def _transact(self, body: Callable[[C, bool], T]) -> T:
+        """`body(connection, replay)` in one transaction, run again on a new connection if
+        the connection was lost. `replay` is True once a loss came with the COMMIT, whose
+        outcome is then unknown: body must find what it wrote rather than write it twice."""
+        replay = False
+
+        def attempt(db: C) -> T:
+            nonlocal replay
+            committing = False
+            try:
+                with self._transaction(db):
+                    result = body(db, replay)
+                    committing = True
+            except BaseException:
+                replay = replay or committing
+                raise
+            return result
+
+        return self._on_connection(attempt)
+
+    def _store_or_find_events(self, db: C, events: list[R], replay: bool) -> int:
+        if replay and self._reconnect is not None:
+            found = self._reconnect.stored_events(db, events)
+            if found is not None:
+                return found
+        return self._store_events(db, events)
+
+    def _run_writes(self, writes: list[Write[C]], events: list[R], db: C, replay: bool) -> tuple[list[Any], int | None]:
+        """The writes' results and, with events, the sequence number before theirs."""
+        results = [(again if replay else job)(db) for job, again in writes]
+        return results, self._store_or_find_events(db, events, replay) if events else None
+
+    def _commit_batch(self, writes: list[Write[C]], events: list[R]) -> tuple[list[Outcome], int | None]:
         """Run the writes in one transaction with the buffered events; on a failure, one
         transaction each, so that one bad write fails alone. Returns each write's outcome
-        and the sequence number before the events' (None if they could not be committed)."""
-        db = self._connection()
-        transaction, store_events = self._transaction, self._store_events
+        and the sequence number before the events' (None if they could not be committed).
+        A database that stays away fails them all at once (StoreUnavailable)."""
         try:
-            with transaction(db):
-                results: list[Outcome] = [(True, write(db)) for write in writes]
-                base = store_events(db, events) if events else 0
-            return results, base
+            results, base = self._transact(partial(self._run_writes, writes, events))
+            return [(True, result) for result in results], 0 if base is None else base
+        except StoreUnavailable:
+            raise
         except Exception:
             pass  # one write failed and rolled the others back: retry them one by one below
         outcomes: list[Outcome] = []
-        stored: int | None = None if events else 0
+        left, stored = events, None if events else 0  # the events go with the first write that commits
         for write in writes:
             try:
-                with transaction(db):
-                    result = write(db)
-                    if stored is None:
-                        stored = store_events(db, events)
-                outcomes.append((True, result))
+                (result,), base = self._transact(partial(self._run_writes, [write], left))
+            except StoreUnavailable:
+                raise
             except Exception as exc:
                 outcomes.append((False, exc))
-        if stored is None:
+                continue
+            outcomes.append((True, result))
+            if left:
+                left, stored = [], base
+        if left:
             try:
-                with transaction(db):
-                    stored = store_events(db, events)
+                stored = self._transact(partial(self._run_writes, [], left))[1]
+            except StoreUnavailable:
+                raise
             except Exception:
                 stored = None
         return outcomes, stored
@@ -138,18 +211,24 @@ class Committer(Generic[C, R]):
             await self.write(_nothing)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._worker.call(lambda: job(self._connection()), loop, partial(settle, future))
+        self._worker.call(partial(self._on_connection, job), loop, partial(settle, future))
         return await future
 
-    def write(self, job: Callable[[C], Any], *, soon: bool = True) -> asyncio.Future[Any]:
+    def write(
+        self, job: Callable[[C], Any], *, soon: bool = True, replay: Callable[[C], Any] | None = None
+    ) -> asyncio.Future[Any]:
         """Queue `job` now, behind every write queued before it (the thread commits them in
         this order); the future settles with its result once it is committed. A write not
-        needed `soon` waits, like an event, for the next write to carry it, or FLUSH_AFTER_S."""
+        needed `soon` waits, like an event, for the next write to carry it, or FLUSH_AFTER_S.
+
+        `replay` runs instead of `job` when the connection was lost with the COMMIT of its
+        transaction (`reconnect.py`): it returns job's result, writing nothing if that
+        commit took place after all. Without it, `job` must be safe to run again itself."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self.closed:
             future.set_exception(StoreError(f"the database {self._name} is closed"))
             return future
-        self._batch.append((job, future))
+        self._batch.append(((job, replay or job), future))
         if soon:
             self._schedule_flush()
         elif not self._flush_scheduled and not self._writing:
@@ -194,7 +273,7 @@ class Committer(Generic[C, R]):
 
     def _committed(
         self,
-        batch: list[tuple[Callable[[C], Any], asyncio.Future[Any]]],
+        batch: list[tuple[Write[C], asyncio.Future[Any]]],
         pending: list[tuple[Event, R]],
         done: tuple[list[Outcome], int | None] | BaseException,
     ) -> None:

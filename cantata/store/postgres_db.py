@@ -17,6 +17,9 @@ from psycopg import conninfo
 from cantata.errors import StoreUnavailable, register_secret
 
 CONNECT_TIMEOUT_S = 10  # unless the URL says otherwise: an unreachable host fails in bounded time
+# How long a store waits for a lost server (restarted, failed over) to answer again before
+# the calls waiting on it fail (reconnect.py): a restart takes a few seconds.
+RECONNECT_WITHIN_S = 30.0
 # Held while a migration is decided and applied: two processes opening a new database at once
 # apply each migration once between them (the key is arbitrary, the same in every process).
 MIGRATION_LOCK = 0x63616E74  # "cant"
@@ -57,6 +60,10 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
+
+    def lost(self) -> bool:
+        """Whether the connection is gone: psycopg closes it when the server ends it."""
+        return self.raw.closed
 
 
 @lru_cache(maxsize=1024)

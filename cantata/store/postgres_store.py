@@ -5,6 +5,8 @@ migrations, the same group commit on one connection owned by one thread (`commit
 One connection, not a pool: every read must follow the writes queued before it (the
 protocols promise it, the scheduler relies on it), so a store's statements run in one
 order on one connection, as on SQLite; more work at once comes from more processes.
+A connection lost (the server restarted) is opened again and the statements run again on
+it, none written twice (`reconnect.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import psycopg
 from cantata.store import queries
 from cantata.store.migrations import migrate
 from cantata.store.postgres_db import (
+    RECONNECT_WITHIN_S,
     PgConnection,
     connect,
     explain,
@@ -27,16 +30,17 @@ from cantata.store.postgres_db import (
 )
 from cantata.store.postgres_listen import CHANNEL, listen
 from cantata.store.protocols import Notifications
+from cantata.store.reconnect import Reconnect
 from cantata.store.sql_store import SqlStore
 
 
 class PostgresStore(SqlStore[PgConnection]):
     driver_error = psycopg.Error
-    integrity_error = psycopg.errors.IntegrityError
     # No rowid: sessions are stored with their first turn, whose id follows the commits.
     session_tiebreak = "(SELECT MIN(t.id) FROM turns t WHERE t.session_id = sessions.id)"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, reconnect_within_s: float = RECONNECT_WITHIN_S) -> None:
+        """`reconnect_within_s`: how long calls wait for a lost server to answer again."""
         self._url = url
         super().__init__(
             where=redact(url),
@@ -45,6 +49,7 @@ class PostgresStore(SqlStore[PgConnection]):
             transaction=transaction,
             store_events=_insert_events,
             explain=explain,
+            reconnect=Reconnect(PgConnection.lost, reconnect_within_s, queries.stored_events),
         )
 
     def _migrate(self, db: PgConnection) -> list[str]:

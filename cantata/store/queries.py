@@ -21,11 +21,17 @@ from cantata.store.rows import EntryRow, Forgotten, PastTurn, SessionRow, Sessio
 # An event as stored: (turn_id, type, agent, at_s, wall, data as JSON text).
 EventValues = tuple[int, str, str | None, float, float, str]
 
+# Both safe to run again after a commit whose outcome was lost (reconnect.py): an entry
+# already there is returned nothing for (the caller tells its own from another writer's),
+# and an agent's reply in a turn is stored once, whatever runs it.
 INSERT_ENTRY = (
     "INSERT INTO blackboard (turn_id, user_id, agent, iteration, status, output, error, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1"
 )
-INSERT_REPLY = "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'assistant', ?, ?, ?)"
+INSERT_REPLY = (
+    "INSERT INTO messages (turn_id, role, agent, content, created_at) SELECT ?, 'assistant', ?, ?, ?"
+    " WHERE NOT EXISTS (SELECT 1 FROM messages WHERE turn_id = ? AND role = 'assistant' AND agent = ?)"
+)
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
 CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
 ALL = 2**63 - 1  # as a LIMIT: no limit (PostgreSQL takes no negative one)
@@ -72,6 +78,28 @@ def insert_events(db: Connection, rows: list[EventValues]) -> int:
         [(base + i, *row) for i, row in enumerate(rows, start=1) if row[0] in existing],
     )
     return int(base)
+
+
+def reply_values(turn_id: int, agent: str, text: str, at: float) -> tuple[Any, ...]:
+    """INSERT_REPLY's parameters."""
+    return (turn_id, agent, text, at, turn_id, agent)
+
+
+def stored_events(db: Connection, rows: list[EventValues]) -> int | None:
+    """The id before `rows` if a commit whose outcome was lost stored them (`insert_events`
+    numbered them after it), else None. An event is found by its turn, type and both its
+    clocks, which no two events share; one found tells for the whole commit. (A row whose
+    turn is gone, forgotten meanwhile, was not stored either way: the next one tells.)"""
+    for offset, (turn_id, kind, _, at_s, wall, _) in enumerate(rows, start=1):
+        found = db.execute(
+            "SELECT id FROM events WHERE turn_id = ? AND type = ? AND at_s = ? AND wall = ?",
+            (turn_id, kind, at_s, wall),
+        ).fetchone()
+        if found is not None:
+            return int(found[0]) - offset
+        if db.execute("SELECT 1 FROM turns WHERE id = ?", (turn_id,)).fetchone() is not None:
+            return None
+    return None
 
 
 def summary(db: Connection, session_id: str) -> SessionSummary:

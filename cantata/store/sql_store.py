@@ -27,6 +27,7 @@ from cantata.store.committer import Committer
 from cantata.store.connection import Connection
 from cantata.store.encoding import encode, encode_lenient
 from cantata.store.protocols import RECENT_TURNS, Committed, Notifications
+from cantata.store.reconnect import Reconnect
 from cantata.store.rows import (
     AgentVersion,
     EntryRow,
@@ -51,9 +52,8 @@ class SqlStore(ABC, Generic[C]):
     """A `Store` over one connection of type C. A subclass says how to connect and the few
     things the databases do differently (the class variables, `_migrate` and `_snapshot`)."""
 
-    # The driver's errors: any of them, and a key's uniqueness refused.
+    # The driver's errors.
     driver_error: ClassVar[type[Exception]]
-    integrity_error: ClassVar[type[Exception]]
     # A session's order among those created at the same instant (SQLite: its rowid).
     session_tiebreak: ClassVar[str]
 
@@ -66,10 +66,13 @@ class SqlStore(ABC, Generic[C]):
         transaction: Callable[[C], AbstractContextManager[object]],
         store_events: Callable[[C, list[queries.EventValues]], int],
         explain: Callable[[BaseException], str] = str,
+        reconnect: Reconnect[C, queries.EventValues] | None = None,
     ) -> None:
         """Opening does no I/O on the caller's thread: the committer's thread opens the
         database (and migrates it) before any other job. `where` names it in errors, and
-        `explain` says the driver's errors in them."""
+        `explain` says the driver's errors in them; `reconnect`, for a database whose
+        connection can be lost, how it is found again (every write here is safe to run
+        again after a lost commit, by itself or with its `replay`)."""
         self.where = where
         self._explain = explain
         self._connect, self._close = connect, close
@@ -80,6 +83,7 @@ class SqlStore(ABC, Generic[C]):
             transaction=transaction,
             store_events=store_events,
             explain=explain,
+            reconnect=reconnect,
         )
 
     def _open(self) -> C:
@@ -135,7 +139,7 @@ class SqlStore(ABC, Generic[C]):
     ) -> StartedTurn:
         now = time.time()
 
-        def write(db: C) -> StartedTurn:
+        def store(db: C) -> tuple[int, int]:
             if new_session:
                 db.execute(
                     "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (session.user_id, now)
@@ -163,16 +167,30 @@ class SqlStore(ABC, Generic[C]):
                 "INSERT INTO messages (turn_id, role, agent, content, created_at) VALUES (?, 'user', NULL, ?, ?)",
                 (turn_id, message, now),
             )
+            return int(turn_id), number
+
+        def stored(db: C) -> tuple[int, int]:
+            # After a lost commit: the turn it stored, if it did. One turn of a session starts
+            # at a time (its lease), so its start time tells it from the others.
+            row = db.execute(
+                "SELECT id, number FROM turns WHERE session_id = ? AND started_at = ?", (session.id, now)
+            ).fetchone()
+            return (int(row[0]), int(row[1])) if row is not None else store(db)
+
+        def started(db: C, turn: tuple[int, int]) -> StartedTurn:
             # Read in the same transaction: the turn's agents wait on one crossing, not two.
             # A new session has no summary and no earlier turns; the user's memory spans sessions.
+            turn_id, number = turn
             if new_session:
                 context = TurnContext(memory=queries.latest_outputs(db, session.user_id, memory, turn_id))
             else:
                 context = queries.turn_context(db, session, turn_id, memory)
             return StartedTurn(turn_id, number, context)
 
-        started: StartedTurn = await self.commit(write)
-        return started
+        result: StartedTurn = await self._committer.write(
+            lambda db: started(db, store(db)), replay=lambda db: started(db, stored(db))
+        )
+        return result
 
     async def turn_context(self, session: SessionRow, turn_id: int, memory: Sequence[str] = ()) -> TurnContext:
         return await self._read(lambda db: queries.turn_context(db, session, turn_id, memory))
@@ -182,12 +200,14 @@ class SqlStore(ABC, Generic[C]):
 
         def write(db: C) -> None:
             db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
-            db.executemany(queries.INSERT_REPLY, [(turn_id, agent, text, now) for agent, text in replies])
+            db.executemany(
+                queries.INSERT_REPLY, [queries.reply_values(turn_id, agent, text, now) for agent, text in replies]
+            )
 
         return self._committer.write(write)
 
     def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
-        row = (turn_id, agent, text, time.time())
+        row = queries.reply_values(turn_id, agent, text, time.time())
 
         def write(db: C) -> None:
             db.execute(queries.INSERT_REPLY, row)
@@ -305,11 +325,18 @@ class SqlStore(ABC, Generic[C]):
         row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
 
         def write(db: C) -> None:
-            try:
-                db.execute(queries.INSERT_ENTRY, row)
-            except self.integrity_error as exc:
+            if db.execute(queries.INSERT_ENTRY, row).fetchone() is not None:
+                return
+            there = db.execute(
+                "SELECT user_id, agent, iteration, status, output, error, created_at FROM blackboard"
+                " WHERE turn_id = ? AND agent = ? AND iteration = ?",
+                (turn_id, agent, iteration),
+            ).fetchone()
+            if (
+                there is None or tuple(there) != row[1:]
+            ):  # not this very write, stored by a commit whose outcome was lost
                 which = f" (iteration {iteration})" if iteration else ""
-                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}") from exc
+                raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}")
 
         # Not soon: readers start on the queued entry, and the turn waits for its commit
         # only at the end, so the entries of a quick turn share one commit with its finish.
@@ -399,6 +426,13 @@ class SqlStore(ABC, Generic[C]):
     ) -> int:
         now = time.time()
 
+        def stored(db: C) -> int:
+            # After a lost commit: the version it stored, if it did (known by its name and time).
+            row = db.execute(
+                "SELECT version FROM agent_versions WHERE name = ? AND created_at = ?", (name, now)
+            ).fetchone()
+            return int(row[0]) if row is not None else write(db)
+
         def write(db: C) -> int:
             db.execute("INSERT INTO agents (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (name, now))
             (version,) = db.execute(
@@ -413,7 +447,7 @@ class SqlStore(ABC, Generic[C]):
             )
             return int(version)
 
-        version: int = await self.commit(write)
+        version: int = await self._committer.write(write, replay=stored)
         return version
 
     async def agent_versions(self, name: str | None = None) -> list[AgentVersion]:
@@ -445,6 +479,7 @@ class SqlStore(ABC, Generic[C]):
         return done
 
     async def remove_agent(self, name: str) -> int:
+        # Safe to run again after a lost commit; the count it then returns is 0.
         def write(db: C) -> int:
             (count,) = db.execute("SELECT COUNT(*) FROM agent_versions WHERE name = ?", (name,)).fetchone()
             db.execute("DELETE FROM agents WHERE name = ?", (name,))

@@ -23,7 +23,6 @@ CHECKPOINT_PAUSE_S = 0.2
 
 class SqliteStore(SqlStore[sqlite3.Connection]):
     driver_error = sqlite3.Error
-    integrity_error = sqlite3.IntegrityError
     session_tiebreak = "rowid"
 
     def __init__(self, path: Path | str) -> None:

@@ -3,6 +3,9 @@ cluster in a temporary folder that listens only on a unix socket in that folder,
 once per test session (the `postgres` fixture, on first use) and removed at its end. Each
 store test gets a database of its own in it. The benchmarks use it too (`running_postgres`).
 
+A test may restart the server, or stop it and start it again, on the same socket (the
+reconnect tests): `restart`, `stop` and `start` below.
+
 PostgreSQL refuses to run as root: as root, the cluster is made and run by the `postgres`
 user that Debian's package creates. Missing binaries fail the tests that need them, with
 one line saying what to install: never a silent skip.
@@ -45,6 +48,29 @@ class PostgresServer:
             admin.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every connection ended, its transaction rolled back, what
+        was committed kept; back on the same socket when this returns."""
+        _pg_ctl(self.folder, "-m", "fast", "restart")
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stopped until `start`: `fast` keeps what was committed; `immediate`, as a crash, may
+        lose the last commits (the test settings do not wait for their WAL to be flushed)."""
+        _pg_ctl(self.folder, "-m", mode, "stop")
+
+    def start(self) -> None:
+        _pg_ctl(self.folder, "start")
+
+    def terminate_backends(self, url: str) -> int:
+        """End every connection to the database of `url` but this one (pg_terminate_backend),
+        as an administrator or a failover would; how many there were."""
+        with psycopg.connect(url, autocommit=True) as admin:
+            rows = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        return len(rows)
+
 
 _numbers = itertools.count(1)
 
@@ -73,7 +99,7 @@ def _run(command: list[str], folder: Path) -> None:
         pytest.fail(f"{Path(command[0]).name} failed: {said.splitlines()[-1] if said else done.returncode}", False)
 
 
-def start(folder: Path) -> PostgresServer:
+def new_cluster(folder: Path) -> PostgresServer:
     bin_dir = binaries()
     if os.geteuid() == 0:
         owner = pwd.getpwnam("postgres")
@@ -81,14 +107,16 @@ def start(folder: Path) -> PostgresServer:
     data = folder / "data"
     _run([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
           "--locale=C", "--no-sync"], folder)  # fmt: skip
-    _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-t", "60",
-          "-o", f"{SETTINGS} -k {folder}", "start"], folder)  # fmt: skip
+    _pg_ctl(folder, "start")
     return PostgresServer(folder)
 
 
-def stop(server: PostgresServer) -> None:
-    _run([str(binaries() / "pg_ctl"), "-D", str(server.folder / "data"), "-m", "immediate", "-w", "stop"],
-         server.folder)  # fmt: skip
+def _pg_ctl(folder: Path, *command: str) -> None:
+    """pg_ctl on the cluster under `folder`, waiting for it to be done; `start` and
+    `restart` listen on the socket in `folder` with the test settings."""
+    options = ["-o", f"{SETTINGS} -k {folder}"] if command[-1] in ("start", "restart") else []
+    _run([str(binaries() / "pg_ctl"), "-D", str(folder / "data"), "-l", str(folder / "log"), "-w", "-t", "60",
+          *options, *command], folder)  # fmt: skip
 
 
 @contextmanager
@@ -98,11 +126,11 @@ def running_postgres() -> Iterator[PostgresServer]:
     # postgres user must reach the folder (a TMPDIR under /root it could not).
     folder = Path(tempfile.mkdtemp(prefix="cantata-postgres-", dir="/tmp" if os.path.isdir("/tmp") else None))
     try:
-        server = start(folder)
+        server = new_cluster(folder)
         try:
             yield server
         finally:
-            stop(server)
+            server.stop("immediate")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
