@@ -19,6 +19,9 @@ from cantata.errors import StoreUnavailable
 from cantata.events import Event
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
+from cantata.server import service as service_module
+from cantata.server.keys import Principal
+from cantata.server.service import Service, TurnHandle
 from cantata.store import SessionRow
 from cantata.store.postgres_store import PostgresStore
 from tests.helpers.pipelines import WriteFile, scripted_config
@@ -206,3 +209,41 @@ async def test_a_turn_cut_by_a_server_that_stays_away_fails_saying_why_and_is_re
         assert messages == [("user", None), ("assistant", "e"), ("assistant", "d")]
     finally:
         await app.close()
+
+
+async def test_the_server_resumes_a_turn_an_outage_cut_once_the_database_is_back(
+    write: WriteFile, home: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service_module, "OUTAGE_RETRY_S", 0.1)
+    url = postgres.new_database()
+    config = load_config(scripted_config(write, fake={"serves": ["mid", "slow", "fast"]}))
+    runtime = Cantata(config, home=home, store=PostgresStore(url, reconnect_within_s=0.5))
+    service = Service(runtime, extra_pipelines=[write("diamond.yaml", DIAMOND)])
+    pipeline, ana = service.pipelines["diamond"], Principal("ana", admin=False)
+
+    async def turn(message: str, session_id: str | None) -> TurnHandle:
+        return await service.start_turn(ana, pipeline, message, session_id=session_id, history=[], reject_if_busy=False)
+
+    try:
+        first = await service.wait(await turn("hello", None))
+        release = asyncio.Event()
+        hold(runtime, {"d": release})
+        handle = await turn("more", first.session)
+        while (event := await handle.events.get()) is not None and (event.type, event.agent) != ("agent_started", "d"):
+            pass
+        turn_id = event.turn_id if event is not None else None
+        postgres.stop()
+        try:
+            release.set()
+            with pytest.raises(StoreUnavailable):
+                await service.wait(handle)
+            await asyncio.sleep(0)  # the task's done callbacks, which start the sweep
+            assert service.resuming is not None and not service.resuming.done()  # waiting for the database
+        finally:
+            postgres.start()
+        resumed = await asyncio.wait_for(service.resuming, timeout=60)
+        assert [(r.turn_id, r.status) for r in resumed.results] == [(turn_id, "ok")]
+        assert await runtime.store.running_turns() == []
+    finally:
+        await service.drain()
+        await runtime.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 from cantata import bundled as bundled_pipelines
 from cantata import telemetry
-from cantata.errors import SessionBusy, UserError, get_logger
+from cantata.errors import SessionBusy, StoreUnavailable, UserError, get_logger
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata, Forgetter, Resumed
@@ -62,6 +62,10 @@ class TurnHandle:
 
 
 STOPPED = "the server stopped before the turn finished; it finishes when the server starts again"
+# After a turn failed because the database stayed away: how often the server asks again
+# whether it is back (doubling up to the longest), to resume what the outage left unfinished.
+OUTAGE_RETRY_S = 1.0
+OUTAGE_RETRY_LONGEST_S = 30.0
 
 
 class Service(Reads):
@@ -104,10 +108,30 @@ class Service(Reads):
         """At start, in the background: finish the turns a crash left running, each as the
         server runs its own (SSE subscribers of its user see it go on); new turns of their
         sessions wait for them. One line says what was resumed, once it is."""
-        self.resuming = asyncio.create_task(
-            self.runtime.resume_unfinished(lambda session: self.pipelines.get(session.pipeline))
-        )
+        self.resuming = asyncio.create_task(self._resume())
         self.resuming.add_done_callback(self._resumed)
+
+    async def _resume(self) -> Resumed:
+        return await self.runtime.resume_unfinished(lambda session: self.pipelines.get(session.pipeline))
+
+    def _resume_when_back(self) -> None:
+        """A turn failed because the database stayed away longer than the store waits for it
+        (StoreUnavailable): the turn is left running in the store. Once the database answers
+        again, the turns the outage left are resumed here, as at start (one sweep at a time;
+        a turn of the same session arriving first resumes it itself)."""
+        if self.stopping or (self.resuming is not None and not self.resuming.done()):
+            return
+        self.resuming = asyncio.create_task(self._resume_after_outage())
+        self.resuming.add_done_callback(self._resumed)
+
+    async def _resume_after_outage(self) -> Resumed:
+        pause = OUTAGE_RETRY_S
+        while True:
+            await asyncio.sleep(pause)
+            try:
+                return await self._resume()
+            except StoreUnavailable:  # not back yet
+                pause = min(2 * pause, OUTAGE_RETRY_LONGEST_S)
 
     def _resumed(self, task: asyncio.Task[Resumed]) -> None:
         if task.cancelled():
@@ -205,6 +229,8 @@ class Service(Reads):
             exc = task.exception()
             if not isinstance(exc, (UserError, HTTPError)):
                 log.error("a turn failed: %s", exc)
+            if isinstance(exc, StoreUnavailable):
+                self._resume_when_back()
 
     def stop_accepting(self) -> None:
         """Shutdown began (SIGTERM): refuse new turns from now on; running ones have the
