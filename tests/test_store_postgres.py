@@ -85,18 +85,20 @@ def test_the_cli_says_an_unreachable_database_in_one_line_and_exits_2(
     for command, env in (
         (["run", pipeline, "-m", "hi", "--config", str(config)], url),  # CANTATA_DB
         (["run", pipeline, "-m", "hi", "--config", str(in_config)], None),  # the config's `database`
+        (["chat", pipeline, "--config", str(in_config)], None),
+        (["resume", "--config", str(in_config)], None),
         (["serve", "--port", port, "--config", str(in_config)], None),  # before it binds
     ):
         if env:
             monkeypatch.setenv("CANTATA_DB", env)
         else:
             monkeypatch.delenv("CANTATA_DB", raising=False)
-        done = cantata(*command)
+        done = cantata(*command, stdin=b"hello\n")
         assert done.returncode == 2, (command, done.stderr)
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith(f"error: cannot reach the database {shown}: "), line
         assert "s3cret" not in done.stderr + done.stdout
-        if command[0] == "run":  # (`serve` keeps its keys in SQLite, and comes last)
+        if command[0] != "serve":  # (`serve` keeps its keys in SQLite, and comes last)
             assert not (home / "cantata.db").exists()
 
 
