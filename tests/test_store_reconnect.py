@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from cantata.config import load_config
-from cantata.errors import StoreUnavailable
+from cantata.errors import StoreError, StoreUnavailable
 from cantata.events import Event
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
@@ -247,3 +247,20 @@ async def test_the_server_resumes_a_turn_an_outage_cut_once_the_database_is_back
     finally:
         await service.drain()
         await runtime.close()
+
+
+async def test_a_forget_whose_commit_was_lost_says_its_files_are_left(postgres: PostgresServer) -> None:
+    url = postgres.new_database()
+    store = PostgresStore(url)
+    try:
+        await started_session(store)
+        with commits_that_wait_for_a_standby(postgres) as ended:
+            wait = store.commit(lambda db: db.execute("SET LOCAL synchronous_commit = on"))
+            forget = store.forget_user("ana")
+            outcome = await asyncio.gather(wait, forget, return_exceptions=True)
+        assert len(ended) == 1
+        assert isinstance(outcome[1], StoreError)
+        assert "forget of 'ana' was committed" in str(outcome[1]) and "remove them by hand" in str(outcome[1])
+        assert count(url, "SELECT COUNT(*) FROM sessions") == 0  # it was done, once
+    finally:
+        await store.close()

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
@@ -136,21 +137,20 @@ class Committer(Generic[C, R]):
             except Exception:
                 pass  # it is gone already: closing it only frees what the driver kept of it
 
-    def _transact(self, body: Callable[[C, bool], T]) -> T:
+    def _transact(self, body: Callable[[C, bool], T], unheard: _Unheard) -> T:
         """`body(connection, replay)` in one transaction, run again on a new connection if
-        the connection was lost. `replay` is True once a loss came with the COMMIT, whose
-        outcome is then unknown: body must find what it wrote rather than write it twice."""
-        replay = False
+        the connection was lost. `replay` is True once a loss came with a COMMIT of these
+        writes (`unheard`), whose outcome is then unknown: body must find what it wrote
+        rather than write it twice."""
 
         def attempt(db: C) -> T:
-            nonlocal replay
             committing = False
             try:
                 with self._transaction(db):
-                    result = body(db, replay)
+                    result = body(db, unheard.commit)
                     committing = True
             except BaseException:
-                replay = replay or committing
+                unheard.commit = unheard.commit or committing
                 raise
             return result
 
@@ -173,8 +173,9 @@ class Committer(Generic[C, R]):
         transaction each, so that one bad write fails alone. Returns each write's outcome
         and the sequence number before the events' (None if they could not be committed).
         A database that stays away fails them all at once (StoreUnavailable)."""
+        unheard = _Unheard()  # shared by the one-by-one retries: a lost commit may have stored the writes
         try:
-            results, base = self._transact(partial(self._run_writes, writes, events))
+            results, base = self._transact(partial(self._run_writes, writes, events), unheard)
             return [(True, result) for result in results], 0 if base is None else base
         except StoreUnavailable:
             raise
@@ -184,7 +185,7 @@ class Committer(Generic[C, R]):
         left, stored = events, None if events else 0  # the events go with the first write that commits
         for write in writes:
             try:
-                (result,), base = self._transact(partial(self._run_writes, [write], left))
+                (result,), base = self._transact(partial(self._run_writes, [write], left), unheard)
             except StoreUnavailable:
                 raise
             except Exception as exc:
@@ -195,7 +196,7 @@ class Committer(Generic[C, R]):
                 left, stored = [], base
         if left:
             try:
-                stored = self._transact(partial(self._run_writes, [], left))[1]
+                stored = self._transact(partial(self._run_writes, [], left), unheard)[1]
             except StoreUnavailable:
                 raise
             except Exception:
@@ -344,6 +345,14 @@ class Committer(Generic[C, R]):
         self._connection_or_error = StoreError(f"the database {self._name} is closed")
         if not isinstance(connection, StoreError):
             self._close_connection(connection)
+
+
+@dataclass
+class _Unheard:
+    """Whether a COMMIT of a batch lost its answer with its connection: the batch's writes
+    then run as replays, whether together or one by one."""
+
+    commit: bool = False
 
 
 class _Worker:

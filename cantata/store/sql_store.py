@@ -501,7 +501,20 @@ class SqlStore(ABC, Generic[C]):
         return await self._read(read)
 
     async def forget_user(self, user_id: str) -> Forgotten:
-        deleted: Forgotten = await self.commit(partial(queries.forget_user, user_id=user_id))
+        forget = partial(queries.forget_user, user_id=user_id)
+
+        def replay(db: C) -> Forgotten:
+            # After a lost commit that deleted the user, what it deleted cannot be listed
+            # again: say so rather than report nothing deleted (the files beside would stay).
+            if db.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone() is None:
+                raise StoreError(
+                    f"the connection to {self.where} was lost as the forget of '{user_id}' was committed: their rows"
+                    " are deleted, but which ones went is unknown, so the files kept for them under CANTATA_HOME"
+                    " were not removed; remove them by hand"
+                )
+            return forget(db)
+
+        deleted: Forgotten = await self._committer.write(forget, replay=replay)
         await self._read(self._erase_deleted)
         return deleted
 
