@@ -84,28 +84,32 @@ async def test_a_transaction_cut_before_its_commit_runs_again_once(postgres: Pos
 
 
 @contextmanager
-def commits_that_wait_for_a_standby(postgres: PostgresServer) -> Iterator[list[int]]:
+def commits_that_wait_for_a_standby(postgres: PostgresServer, *, stop_the_server: bool = False) -> Iterator[list[int]]:
     """While inside: a transaction that sets synchronous_commit=on waits, after its commit is
     written, for a standby that does not exist; the first one to wait has its connection
-    ended there (its client never hears that it committed) and the waits stop. Yields the
-    pids ended, to be checked."""
-    admin = psycopg.connect(postgres.url(), autocommit=True)
+    ended there (its client never hears that it committed), by pg_terminate_backend or, with
+    `stop_the_server`, by a fast shutdown (the block starts the server again), and the waits
+    stop. Yields the pids ended, to be checked."""
+    watching = psycopg.connect(postgres.url(), autocommit=True)
     ended: list[int] = []
     done = threading.Event()
 
     def end_the_first_waiting() -> None:
         while not done.is_set():
-            row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' LIMIT 1").fetchone()
+            row = watching.execute("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' LIMIT 1").fetchone()
             if row is not None:
-                admin.execute("SELECT pg_terminate_backend(%s)", row)
                 ended.append(row[0])
-                admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
-                admin.execute("SELECT pg_reload_conf()")
+                if stop_the_server:
+                    postgres.stop()
+                    return
+                watching.execute("SELECT pg_terminate_backend(%s)", row)
+                stop_waiting(watching)
                 return
             time.sleep(0.02)
 
-    admin.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
-    admin.execute("SELECT pg_reload_conf()")
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        admin.execute("SELECT pg_reload_conf()")
     watcher = threading.Thread(target=end_the_first_waiting, daemon=True)
     watcher.start()
     try:
@@ -113,9 +117,14 @@ def commits_that_wait_for_a_standby(postgres: PostgresServer) -> Iterator[list[i
     finally:
         done.set()
         watcher.join()
-        admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
-        admin.execute("SELECT pg_reload_conf()")
-        admin.close()
+        watching.close()
+        with psycopg.connect(postgres.url(), autocommit=True) as admin:
+            stop_waiting(admin)
+
+
+def stop_waiting(admin: psycopg.Connection[tuple[object, ...]]) -> None:
+    admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
+    admin.execute("SELECT pg_reload_conf()")
 
 
 async def test_a_commit_whose_outcome_was_lost_is_not_written_twice(postgres: PostgresServer) -> None:
@@ -262,5 +271,28 @@ async def test_a_forget_whose_commit_was_lost_says_its_files_are_left(postgres: 
         assert isinstance(outcome[1], StoreError)
         assert "forget of 'ana' was committed" in str(outcome[1]) and "remove them by hand" in str(outcome[1])
         assert count(url, "SELECT COUNT(*) FROM sessions") == 0  # it was done, once
+    finally:
+        await store.close()
+
+
+async def test_the_events_of_a_commit_unheard_before_an_outage_are_not_stored_twice(postgres: PostgresServer) -> None:
+    url = postgres.new_database()
+    store = PostgresStore(url, reconnect_within_s=0.5)
+    try:
+        session, turn_id = await started_session(store)
+        event = Event("agent_finished", turn_id, session.id, 1.5, "a", {"n": 1}, user_id="ana")
+        with commits_that_wait_for_a_standby(postgres, stop_the_server=True) as ended:
+            wait = store.commit(lambda db: db.execute("SET LOCAL synchronous_commit = on"))
+            store.record_event(event)
+            entry = store.write_entry(turn_id=turn_id, user_id="ana", agent="a", status="ok", output=[1], error=None)
+            outcome = await asyncio.gather(wait, entry, return_exceptions=True)
+            assert len(ended) == 1
+            assert all(isinstance(each, StoreUnavailable) for each in outcome), outcome
+            postgres.start()
+        # Committed after all, though nobody heard it: the event, kept for the next commit,
+        # is found there, not stored again; the entry is there once (a resume restores it).
+        assert [(e.type, e.seq) for e in await store.events(turn_id)] == [("agent_finished", event.seq)]
+        assert event.seq is not None
+        assert count(url, "SELECT COUNT(*) FROM blackboard WHERE turn_id = %s", turn_id) == 1
     finally:
         await store.close()

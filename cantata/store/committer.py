@@ -78,6 +78,12 @@ class Committer(Generic[C, R]):
         self._open_connection = open
         self._reconnect = reconnect
         self._lost_at: float | None = None  # when the connection was lost (time.monotonic()), until a new one
+        # Set on the thread when a batch failed after its COMMIT's answer was lost, read on the
+        # loop once that batch is answered (the next batch waits for it): its events, kept for
+        # the next commit, may be stored already. So many of the first pending events, then,
+        # are committed first and alone, as a replay that finds them rather than storing them twice.
+        self._events_unheard = False
+        self._replay_first = 0
         self._transaction = transaction
         self._store_events = store_events
         self._close_connection = close
@@ -168,12 +174,23 @@ class Committer(Generic[C, R]):
         results = [(again if replay else job)(db) for job, again in writes]
         return results, self._store_or_find_events(db, events, replay) if events else None
 
-    def _commit_batch(self, writes: list[Write[C]], events: list[R]) -> tuple[list[Outcome], int | None]:
+    def _commit_batch(self, writes: list[Write[C]], events: list[R], replay: bool) -> tuple[list[Outcome], int | None]:
         """Run the writes in one transaction with the buffered events; on a failure, one
         transaction each, so that one bad write fails alone. Returns each write's outcome
         and the sequence number before the events' (None if they could not be committed).
-        A database that stays away fails them all at once (StoreUnavailable)."""
-        unheard = _Unheard()  # shared by the one-by-one retries: a lost commit may have stored the writes
+        A database that stays away fails them all at once (StoreUnavailable); if it took
+        the answer of their COMMIT with it, `_events_unheard` says so (see `_committed`).
+        With `replay`, the writes and events may be stored already (a commit unheard)."""
+        unheard = _Unheard(replay)  # shared by the one-by-one retries
+        try:
+            return self._commit_writes(writes, events, unheard)
+        except StoreUnavailable:
+            self._events_unheard = unheard.commit and bool(events)
+            raise
+
+    def _commit_writes(
+        self, writes: list[Write[C]], events: list[R], unheard: _Unheard
+    ) -> tuple[list[Outcome], int | None]:
         try:
             results, base = self._transact(partial(self._run_writes, writes, events), unheard)
             return [(True, result) for result in results], 0 if base is None else base
@@ -262,12 +279,17 @@ class Committer(Generic[C, R]):
         self._flush_scheduled = False
         if self._writing or not (self._batch or self._pending):
             return
-        batch, self._batch = self._batch, []
-        pending, self._pending = self._pending, []
+        replay = self._replay_first > 0
+        if replay:  # the events of a commit unheard, alone: the writes go with the next flush
+            batch, pending = [], self._pending[: self._replay_first]
+            self._pending = self._pending[self._replay_first :]
+        else:
+            batch, self._batch = self._batch, []
+            pending, self._pending = self._pending, []
         self._writing = True
         writes, rows = [w for w, _ in batch], [row for _, row in pending]
         self._worker.call(
-            lambda: self._commit_batch(writes, rows),
+            lambda: self._commit_batch(writes, rows, replay),
             asyncio.get_running_loop(),
             lambda done, error: self._committed(batch, pending, error or done),
         )
@@ -292,7 +314,10 @@ class Committer(Generic[C, R]):
         if base is None:
             # Not committed: keep them, in order, for the next write (or close).
             self._pending[:0] = pending
+            if self._events_unheard:  # or perhaps committed: they go first, and alone
+                self._replay_first, self._events_unheard = len(pending), False
         elif pending:
+            self._replay_first = 0
             events = [event for event, _ in pending]
             for offset, event in enumerate(events, start=1):
                 event.seq = base + offset
