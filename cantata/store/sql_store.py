@@ -332,9 +332,8 @@ class SqlStore(ABC, Generic[C]):
                 " WHERE turn_id = ? AND agent = ? AND iteration = ?",
                 (turn_id, agent, iteration),
             ).fetchone()
-            if (
-                there is None or tuple(there) != row[1:]
-            ):  # not this very write, stored by a commit whose outcome was lost
+            # Refused unless it is this very write, stored by a commit whose outcome was lost.
+            if there is None or tuple(there) != row[1:]:
                 which = f" (iteration {iteration})" if iteration else ""
                 raise StoreError(f"turn {turn_id} already has an entry for agent '{agent}'{which}")
 
