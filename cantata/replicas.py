@@ -99,8 +99,8 @@ class Replicas(Generic[R]):
         return any(self._healthy(i) for i, m in enumerate(self.members) if m is not member)
 
     def _healthy(self, i: int) -> bool:
-        breaker = self.members[i].breaker
-        return breaker.state == "closed" or (breaker.state == "half_open" and not breaker.probing)
+        # Half-open is not yet healthy: the watch's probe, not a user's call, finds out.
+        return self.members[i].breaker.state == "closed"
 
     def _load(self, i: int) -> int:
         figures = self.server.get(i)

@@ -1,0 +1,248 @@
+"""Replicas of an instance (replicas.py): a turn's and a session's calls stay on one replica
+while it is healthy and not overloaded, new sessions spread over the idle ones, a failed
+attempt moves to another replica, a dead replica leaves the rotation through its breaker and
+comes back once its probe answers. Routing alone on scripted servers; then whole turns against
+the misbehaving loopback server (tests/helpers/faulty_server.py). The same against two real
+llama-cpp-python servers: tests/test_replicas_server.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import pytest
+
+from cantata.backends.scripted import ScriptedBackend
+from cantata.config import InstanceConfig, load_config
+from cantata.errors import ConfigError
+from cantata.events import Event
+from cantata.instances import instances_report
+from cantata.loader import load_pipeline
+from cantata.pool import Instance, rank
+from cantata.replicas import Replicas
+from cantata.runtime import Cantata
+from tests.helpers.faulty_server import FaultyServer
+from tests.helpers.pipelines import WriteFile
+from tests.helpers.server_app import chat_body, client, make_app, running
+
+BOUND_S = 60.0  # a safety net for a hung turn, not a figure
+
+
+def replicas(count: int, *, capacity: int = 8, affinity: bool = True) -> Replicas[Instance]:
+    base = InstanceConfig(name="gpu", backend="scripted", max_concurrency=capacity)
+    members = []
+    for i in range(count):
+        own = base.model_copy(update={"name": f"gpu#{i}"})
+        members.append(Instance(own, ScriptedBackend(own), replica_of="gpu"))
+    return Replicas("gpu", members, affinity=affinity)
+
+
+async def hold(stack: AsyncExitStack, member: Instance, calls: int) -> None:
+    for _ in range(calls):
+        await stack.enter_async_context(member.slot(rank(early=False, priority=0)))
+
+
+# -- the config --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "said"),
+    [
+        ("backend: openai\n    url: http://a/v1\n    urls: [http://b/v1]", 2, "has both 'url' and 'urls'; give one"),
+        ("backend: scripted\n    urls: [http://a/v1, http://b/v1]", 2, "(scripted) cannot have 'urls'"),
+        ("backend: openai\n    urls: [http://a/v1, http://a/v1]", 4, "lists a URL twice"),
+        ("backend: openai", 2, "needs a 'url' (or 'urls')"),
+    ],
+)
+def test_a_wrong_replica_config_is_refused_in_one_line(write: WriteFile, lines: str, line: int, said: str) -> None:
+    path = write("instances.yaml", f"instances:\n  - name: gpu\n    {lines}\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert said in str(error.value) and str(error.value).startswith(f"{path}:{line}:") and "\n" not in str(error.value)
+
+
+# -- routing -----------------------------------------------------------------------------
+
+
+async def test_a_turn_and_a_session_stay_on_one_replica_and_new_sessions_spread() -> None:
+    group = replicas(2)
+    first = group.choose(session="s1", turn="t1")
+    assert all(group.choose(session="s1", turn="t1") is first for _ in range(5))
+    assert group.choose(session="s1", turn="t2") is first  # the session's next turn
+    other = group.choose(session="s2", turn="t3")
+    assert other is not first  # idle replicas tie: a new session goes round them
+    assert group.choose(session="s2", turn="t4") is other
+    await group.close()
+
+
+async def test_an_overloaded_replica_gives_its_session_away_and_the_turn_follows() -> None:
+    group = replicas(2, capacity=8)
+    first = group.choose(session="s1", turn="t1")
+    second = next(m for m in group.members if m is not first)
+    async with AsyncExitStack() as stack:
+        await hold(stack, first, 2)  # two ahead of the idle one: within a quarter of 8 slots
+        assert group.choose(session="s1", turn="t1") is first
+        await hold(stack, first, 1)  # three ahead: overloaded
+        assert group.choose(session="s1", turn="t1") is second
+        assert group.choose(session="s1", turn="t2") is second  # the session moved with it
+    await group.close()
+
+
+async def test_without_affinity_each_call_goes_to_the_least_loaded() -> None:
+    group = replicas(2, affinity=False)
+    chosen = [group.choose(session="s1", turn="t1") for _ in range(4)]
+    assert chosen[0] is not chosen[1] and chosen[0] is chosen[2] and chosen[1] is chosen[3]
+    async with AsyncExitStack() as stack:
+        await hold(stack, chosen[0], 1)
+        assert all(group.choose(session="s1", turn="t1") is chosen[1] for _ in range(3))
+    await group.close()
+
+
+async def test_an_open_breaker_leaves_the_rotation_and_a_failed_attempt_moves() -> None:
+    group = replicas(3)
+    first = group.choose(session="s1", turn="t1")
+    first.breaker.trip("down")
+    moved = group.choose(session="s1", turn="t1")
+    assert moved is not first and group.choose(session="s1", turn="t1") is moved
+    third = group.choose(session="s1", turn="t1", failed=moved)
+    assert third not in (first, moved)
+    moved.breaker.trip("down")
+    assert group.others_usable(first) and not group.others_usable(third)  # only `third` is healthy
+    for member in group.members:
+        member.breaker.trip("down")
+    # None healthy: a call still goes somewhere, to fail fast saying why.
+    assert group.choose(session="s1", turn="t1") in group.members
+    await group.close()
+
+
+# -- whole turns on a misbehaving loopback server ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultyServer]:
+    with FaultyServer() as running_server:
+        yield running_server
+
+
+def replicated_config(write: WriteFile, urls: list[str], **options: object) -> Path:
+    extra = "".join(f"\n    {key}: {value}" for key, value in options.items())
+    return write(
+        "instances.yaml",
+        f"instances:\n  - name: far\n    backend: openai\n    model: faulty\n    urls: [{', '.join(urls)}]{extra}\n",
+    )
+
+
+def four_agents(write: WriteFile) -> Path:
+    """Four model agents on one instance: the early reply, two readers of it, the merge."""
+    return write(
+        "p.yaml",
+        """
+        name: four
+        agents:
+          - name: talk
+            prompt: Answer at once.
+            deliver: early
+            retries: 1
+          - name: feel
+            prompt: Say how the person feels.
+            reads: [talk]
+            retries: 1
+          - name: plan
+            prompt: Suggest one step.
+            reads: [talk]
+            retries: 1
+          - name: merge
+            prompt: Merge.
+            reads: [feel, plan]
+            deliver: final
+            retries: 1
+        """,
+    )
+
+
+def replicas_by_session(events: list[Event]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for event in events:
+        if event.type == "agent_finished":
+            found.setdefault(event.session_id, set()).add(event.data["replica"])
+    return found
+
+
+async def test_affinity_failover_and_return_on_loopback_servers(
+    server: FaultyServer, write: WriteFile, home: Path
+) -> None:
+    config = replicated_config(
+        write,
+        [server.serve("one", "ok"), server.serve("two", "ok")],
+        breaker_failures=1,
+        breaker_cooldown_s=0.3,
+    )
+    app = Cantata(load_config(config), home=home)
+    pipeline = load_pipeline(four_agents(write))
+
+    ids: dict[str, str] = {}  # a name of the test's -> the session's id
+
+    async def sessions(names: list[str], turns: int) -> list[Event]:
+        events: list[Event] = []
+        for turn in range(turns):
+            for name in names:
+                result = await asyncio.wait_for(
+                    app.run_turn(pipeline, f"turn {turn}", session_id=ids.get(name), on_event=events.append), BOUND_S
+                )
+                assert result.status == "ok", [a.error for a in result.agents]
+                ids[name] = result.session
+        return events
+
+    try:
+        # Affinity: every call of a session on one replica; the sessions spread over both.
+        steady = replicas_by_session(await sessions(["s1", "s2", "s3", "s4"], 2))
+        assert all(len(used) == 1 for used in steady.values()), steady
+        assert set().union(*steady.values()) == {"far#0", "far#1"}
+
+        # Failover: one replica dies; every turn still completes, on the other.
+        server.serve("one", "503", models="503")
+        sent_before = len(server.bodies("one"))
+        failing = await sessions(["s1", "s2", "s3", "s4"], 2)
+        assert all(used == {"far#1"} for used in replicas_by_session(failing).values())
+        assert len(server.bodies("one")) - sent_before == 1  # the one failure that opened its breaker
+        moved = [e for e in failing if e.type == "agent_retry" and e.data.get("replica") == "far#1"]
+        assert len(moved) == 1 and "HTTP 503" in moved[0].data["error"]
+        assert [e.data["state"] for e in failing if e.type == "instance_circuit"] == ["open"]
+        assert app.pool.instances["far#0"].breaker.state != "closed"
+
+        # Return: once it answers, the background probe closes its breaker and calls reach it again.
+        server.serve("one", "ok")
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            if app.pool.instances["far#0"].breaker.state == "closed":
+                break
+        assert app.pool.instances["far#0"].breaker.state == "closed"
+        back = replicas_by_session(await sessions(["s5", "s6"], 1))
+        assert set().union(*back.values()) == {"far#0", "far#1"}
+    finally:
+        await app.close()
+
+
+async def test_replicas_show_in_the_report_and_the_api(server: FaultyServer, write: WriteFile, home: Path) -> None:
+    config = replicated_config(write, [server.serve("up", "ok"), server.serve("down", "503", models="503")])
+    async with running(make_app(config, home, pipelines=[four_agents(write)])) as app, client(app) as c:
+        before = (await c.get("/api/instances")).json()
+        reply = await c.post("/v1/chat/completions", json=chat_body("hello", model="four"))
+        checked = (await c.get("/api/instances", params={"check": "true"})).json()
+        schema = (await c.get("/openapi.json")).json()
+    (row,) = before
+    assert row["url"] is None and [r["name"] for r in row["replicas"]] == ["far#0", "far#1"]
+    assert [r["url"] for r in row["replicas"]] == [server.url("up"), server.url("down")]
+    assert reply.status_code == 200 and reply.json()["cantata"]["status"] == "ok", reply.text
+    (row,) = checked
+    assert [r["health"]["reachable"] for r in row["replicas"]] == [True, False]
+    assert [r["circuit"]["state"] for r in row["replicas"]] == ["closed", "open"]
+    assert row["circuit"]["state"] == "closed" and row["health"]["reachable"] is True
+    assert "InstanceReplica" in schema["components"]["schemas"]
+
+    (report,) = await instances_report(load_config(config), home, check=True)
+    assert report["reachable"] is True  # one replica answers
+    assert [r["reachable"] for r in report["replicas"]] == [True, False]
+    assert "HTTP 503" in report["replicas"][1]["error"]
