@@ -88,6 +88,7 @@ class Replicas(Generic[R]):
         )
         if chosen is None:
             least = [i for i in healthy if self._load(i) == lightest]
+            least = [i for i in least if not self._cache_full(i)] or least
             chosen = least[next(self._rotation) % len(least)]
         for kind, key in keys:
             if key is not None:
@@ -108,10 +109,11 @@ class Replicas(Generic[R]):
         return self.members[i].load() + waiting
 
     def _overloaded(self, i: int, lightest: int) -> bool:
+        return self._cache_full(i) or self._load(i) - lightest > max(1, self.members[i].capacity // 4)
+
+    def _cache_full(self, i: int) -> bool:
         figures = self.server.get(i)
-        if figures is not None and (figures.kv_cache_usage or 0.0) >= KV_FULL:
-            return True
-        return self._load(i) - lightest > max(1, self.members[i].capacity // 4)
+        return figures is not None and (figures.kv_cache_usage or 0.0) >= KV_FULL
 
     def _remember(self, key: tuple[str, str], index: int) -> None:
         self._sticky[key] = index

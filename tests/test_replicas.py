@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
+from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.backends.scripted import ScriptedBackend
 from cantata.config import InstanceConfig, load_config
 from cantata.errors import ConfigError
@@ -23,9 +25,11 @@ from cantata.loader import load_pipeline
 from cantata.pool import Instance, rank
 from cantata.replicas import Replicas
 from cantata.runtime import Cantata
-from tests.helpers.faulty_server import FaultyServer
+from tests.helpers.faulty_server import FaultyServer, refused_url
 from tests.helpers.pipelines import WriteFile
 from tests.helpers.server_app import chat_body, client, make_app, running
+from tests.helpers.servers import http_handler_server
+from tests.test_cli import cantata
 
 BOUND_S = 60.0  # a safety net for a hung turn, not a figure
 
@@ -246,3 +250,63 @@ async def test_replicas_show_in_the_report_and_the_api(server: FaultyServer, wri
     assert report["reachable"] is True  # one replica answers
     assert [r["reachable"] for r in report["replicas"]] == [True, False]
     assert "HTTP 503" in report["replicas"][1]["error"]
+
+
+async def test_a_servers_waiting_requests_count_as_load_and_are_scraped_in_the_background() -> None:
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # replica a's vLLM has 7 requests waiting; b has no /metrics
+            if self.path != "/a/metrics":
+                self.send_error(404)
+                return
+            body = b"vllm:num_requests_waiting 7\nvllm:kv_cache_usage_perc 0.2\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    with http_handler_server(Metrics) as root:
+        config = InstanceConfig(name="gpu", backend="openai", urls=[f"{root}/a/v1", f"{root}/b/v1"])
+        group = Replicas(
+            "gpu",
+            [Instance(own, OpenAICompatBackend(own), replica_of="gpu") for own in config.replicas()],
+            affinity=True,
+        )
+        try:
+            group.choose(session="s0", turn="t0")  # starts the watch
+            for _ in range(100):
+                if group.server:
+                    break
+                await asyncio.sleep(0.05)
+            assert set(group.server) == {0} and group.server[0].requests_waiting == 7  # b's absence is silent
+            # Idle here, busy on its server: every new session goes to b.
+            assert [group.choose(session=f"s{i}", turn=f"t{i}").replica for i in range(1, 4)] == ["gpu#1"] * 3
+            group.server[0].requests_waiting = 0  # a's queue drained: new sessions go round again
+            on_a = next(s for s in ("s4", "s5") if group.choose(session=s, turn=s) is group.members[0])
+            group.server[0].kv_cache_usage = 0.97  # then its cache is full: the session moves
+            assert group.choose(session=on_a, turn="next") is group.members[1]
+        finally:
+            await group.close()
+            for member in group.members:
+                await member.backend.close()
+
+
+def test_cantata_instances_lists_each_replica_and_a_wrong_config_is_one_line(
+    server: FaultyServer, write: WriteFile
+) -> None:
+    refused = refused_url()
+    config = replicated_config(write, [server.serve("listed", "ok"), refused])
+    done = cantata("instances", "--config", str(config), "--check")
+    assert done.returncode == 0, done.stderr  # reachable while one replica is
+    lines = done.stdout.splitlines()
+    assert lines[1].split()[:2] == ["far#0", server.url("listed")] and lines[1].endswith("ok")
+    assert lines[2].split()[:2] == ["far#1", refused] and "UNREACHABLE: instance 'far#1'" in lines[2]
+
+    both = write(
+        "both.yaml", "instances:\n  - name: far\n    backend: openai\n    url: http://a/v1\n    urls: [http://b/v1]\n"
+    )
+    done = cantata("instances", "--config", str(both))
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"error: {both}:2: instance 'far' has both 'url' and 'urls'; give one of them"]
