@@ -27,6 +27,7 @@ from opentelemetry.trace import Tracer
 
 from cantata import telemetry
 from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.breaker import counts_against
 from cantata.context import CheckContext, FunctionContext
 from cantata.errors import (
     BackendError,
@@ -102,7 +103,9 @@ class ModelCall:
                 assert last_error is not None
                 failed = self.instance
                 if self.route is not None:
-                    self.instance = self.route.next(failed)
+                    # A failure of the server, not of the reply, sends the call to another replica.
+                    blamed = counts_against(last_error) or isinstance(last_error, CircuitOpen)
+                    self.instance = self.route.next(failed if blamed else None)
                 if self.instance is not failed:
                     # Another replica: nothing to wait for, it has not been failing.
                     self.emit(

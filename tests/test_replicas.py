@@ -310,3 +310,35 @@ def test_cantata_instances_lists_each_replica_and_a_wrong_config_is_one_line(
     done = cantata("instances", "--config", str(both))
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.splitlines() == [f"error: {both}:2: instance 'far' has both 'url' and 'urls'; give one of them"]
+
+
+async def test_an_invalid_reply_is_retried_on_the_same_replica_a_server_error_on_another(
+    server: FaultyServer, write: WriteFile, home: Path
+) -> None:
+    schema = "{type: object, properties: {mood: {type: string}}, required: [mood]}"
+    pipeline = write(
+        "one.yaml",
+        f"""
+        name: one
+        agents:
+          - name: only
+            prompt: Say how the person feels.
+            output: {schema}
+            deliver: final
+            retries: 1
+        """,
+    )
+    # Each attempt is a generation and its repair: two invalid replies fail the first attempt.
+    config = replicated_config(write, [server.serve("wrong", "invalid", "invalid", "ok"), server.serve("spare", "ok")])
+    app = Cantata(load_config(config), home=home)
+    events: list[Event] = []
+    try:
+        result = await app.run_turn(load_pipeline(pipeline), "hello", on_event=events.append)
+        assert result.status == "ok" and len(server.bodies("wrong")) == 3 and not server.bodies("spare")
+        server.serve("wrong", "503")
+        session = result.session  # its next turn is sent where its last went: `wrong`
+        result = await app.run_turn(load_pipeline(pipeline), "again", session_id=session, on_event=events.append)
+    finally:
+        await app.close()
+    assert result.status == "ok" and len(server.bodies("wrong")) == 4 and len(server.bodies("spare")) == 1
+    assert [e.data.get("replica") for e in events if e.type == "agent_finished"] == ["far#0", "far#1"]
