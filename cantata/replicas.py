@@ -17,8 +17,8 @@ the turn's and the session's.
 
 Health is each replica's own circuit breaker (breaker.py): an open replica leaves the
 rotation; once its cool-down is over, the background watch probes it (its model list,
-as the check before a turn does) and an answer brings it back. A call whose attempt failed
-on one replica is retried on another at once (model_call.py), within its retries and deadline.
+as the check before a turn does) and an answer brings it back. A call whose attempt the
+server failed is retried on another replica at once (model_call.py), within its retries.
 """
 
 from __future__ import annotations
