@@ -13,6 +13,7 @@ import durability  # noqa: E402
 import factory  # noqa: E402
 import faults  # noqa: E402
 import overhead  # noqa: E402
+import replicas  # noqa: E402
 import safety  # noqa: E402
 import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
 
@@ -30,5 +31,7 @@ if __name__ == "__main__":
     faults.main()
     print()
     durability.main()
+    print()
+    replicas.main()
     print()
     factory.main()

@@ -330,6 +330,11 @@ def _print_instances(rows: list[dict[str, Any]], *, check: bool) -> None:
                 line += f"  server: {server['requests_running']} running, {server['requests_waiting']} waiting"
                 line += f", KV {server['kv_cache_usage']}, prefix hits {server['prefix_cache_hit_rate']}"
         click.echo(line)
+        for replica in row.get("replicas", []):
+            line = f"  {replica['name']:<10} {replica['url']}  circuit {replica['circuit']['state'].replace('_', '-')}"
+            if check:
+                line += "  ok" if replica["reachable"] else f"  UNREACHABLE: {replica['error']}"
+            click.echo(line)
 
 
 @cli.command()

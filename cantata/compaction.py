@@ -99,9 +99,12 @@ async def compact_session(store: Store, pool: Pool, pipeline: Pipeline, session:
         priority=LOWEST_RANK,
         agent="compaction",
     )
+    # Of replicas, the least loaded healthy one: the summary shares no prefix worth following.
+    route = pool.route_for(model_agents[0].model, session=None, turn=None)
+    server = route.next() if route is not None else instance
     try:
-        async with instance.slot(LOWEST_RANK):
-            async with aclosing(instance.backend.complete(request)) as stream:
+        async with server.slot(LOWEST_RANK):
+            async with aclosing(server.backend.complete(request)) as stream:
                 text = "".join([chunk.text async for chunk in stream]).strip()
     except BackendError:
         return False  # the briefing's own cut still keeps turns within budget

@@ -42,6 +42,18 @@ class InstanceConfig(BaseModel):
     backend: BackendKind
     model: str | None = Field(None, description="GGUF path (embedded) or served model name (openai).")
     url: str | None = Field(None, description="Base URL of an OpenAI-compatible server, e.g. http://h:8000/v1")
+    urls: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="openai, instead of url: the base URLs of several servers (replicas) serving the same model; "
+        "each call goes to the least loaded healthy one, a session's and a turn's calls to the same one "
+        "(replicas.py). max_concurrency is per replica.",
+    )
+    affinity: bool = Field(
+        True,
+        description="With urls: keep a session's and a turn's calls on one replica while it is healthy and "
+        "not overloaded, so its prefix cache serves them; false: the least loaded replica every call.",
+    )
     api_key: str | None = Field(None, description="A key, or $env:NAME to read it from the environment.")
     max_concurrency: int | None = Field(None, gt=0, description="Requests in flight at once.")
     serves: list[str] = Field(default_factory=lambda: ["*"], description="Aliases served; * for all.")
@@ -102,6 +114,20 @@ class InstanceConfig(BaseModel):
         # Every error built from now on hides it, whoever builds it (errors.scrub).
         register_secret(value)
         return value
+
+    def replica_urls(self) -> list[str]:
+        """The servers of an openai instance: its `urls`, or its one `url`."""
+        return list(self.urls) if self.urls else [self.url] if self.url else []
+
+    def replicas(self) -> list[InstanceConfig]:
+        """Each server of an instance with `urls` as an instance of its own, named NAME#0,
+        NAME#1, ... (so its errors say which); none for an instance with one server."""
+        if not self.urls:
+            return []
+        return [
+            self.model_copy(update={"name": f"{self.name}#{i}", "url": url, "urls": None})
+            for i, url in enumerate(self.urls)
+        ]
 
     def concurrency(self) -> int:
         if self.max_concurrency is not None:
@@ -179,8 +205,15 @@ def load_config(explicit: Path | None = None) -> InstancesConfig:
         if name in names[:i]:
             raise ConfigError(f"{source.where(('instances', i, 'name'))}: instance '{name}' is defined twice")
     for i, inst in enumerate(config.instances):
-        if inst.backend == "openai" and not inst.url:
-            raise ConfigError(f"{source.where(('instances', i))}: instance '{inst.name}' (openai) needs a 'url'")
+        where = source.where(("instances", i))
+        if inst.url and inst.urls:
+            raise ConfigError(f"{where}: instance '{inst.name}' has both 'url' and 'urls'; give one of them")
+        if inst.urls and inst.backend != "openai":
+            raise ConfigError(f"{where}: instance '{inst.name}' ({inst.backend}) cannot have 'urls': only openai does")
+        if inst.urls and len(set(inst.urls)) < len(inst.urls):
+            raise ConfigError(f"{source.where(('instances', i, 'urls'))}: instance '{inst.name}' lists a URL twice")
+        if inst.backend == "openai" and not inst.replica_urls():
+            raise ConfigError(f"{where}: instance '{inst.name}' (openai) needs a 'url' (or 'urls')")
     for i, inst in enumerate(config.instances):
         if inst.replies is not None and not inst.replies.is_absolute():
             config.instances[i] = inst.model_copy(update={"replies": path.parent / inst.replies})

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cantata.breaker import STATE_VALUES
 from cantata.store import Store
+
+CLOSED: dict[str, Any] = {"state": "closed", "failures": 0, "reason": None, "probe_at": None}
 
 
 @dataclass
@@ -21,9 +24,19 @@ class LiveFigures:
     cached_share: float | None = None  # prompt tokens served from the prefix cache
     # The circuit breaker as last told (breaker.py as_json); None: nothing told in the window.
     circuit: dict[str, Any] | None = None
+    # Of an instance with replicas: each replica's breaker as last told, by replica name.
+    replicas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        figures = asdict(self)
+        del figures["replicas"]  # reported with each replica, not among the instance's figures
+        return figures
+
+
+def serving_circuit(circuits: list[dict[str, Any]]) -> dict[str, Any]:
+    """The circuit of an instance with replicas: its replica's nearest to serving (it serves
+    while any of them does)."""
+    return min(circuits, key=lambda c: STATE_VALUES[c["state"]], default=CLOSED)
 
 
 async def live_figures(store: Store, *, since_wall: float, user_id: str | None = None) -> dict[str, LiveFigures]:
@@ -42,7 +55,10 @@ async def live_figures(store: Store, *, since_wall: float, user_id: str | None =
             continue
         fig = figures.setdefault(instance, LiveFigures())
         if event.type == "instance_circuit":
-            fig.circuit = _circuit_now(data)
+            if data.get("replica"):
+                fig.replicas[data["replica"]] = _circuit_now(data)
+            else:
+                fig.circuit = _circuit_now(data)
             continue
         if event.type in ("agent_queued", "agent_started"):
             if event.turn_status == "running":

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from cantata.backends import make_backend
-from cantata.config import InstancesConfig, database_url
+from cantata.config import InstanceConfig, InstancesConfig, database_url
 from cantata.errors import CantataError
-from cantata.figures import LiveFigures, live_figures
+from cantata.figures import CLOSED, LiveFigures, live_figures, serving_circuit
 from cantata.server_metrics import scrape
 from cantata.store import open_store
 
@@ -37,19 +37,46 @@ async def instances_report(config: InstancesConfig, home: Path, *, check: bool) 
             "max_concurrency": inst.concurrency(),
             "live": figures.as_json(),
             # As last told in the event log by the process that ran its calls (breaker.py).
-            "circuit": figures.circuit or {"state": "closed", "failures": 0, "reason": None, "probe_at": None},
+            "circuit": figures.circuit or CLOSED,
         }
+        if inst.urls:
+            row["replicas"] = [
+                {"name": own.name, "url": own.url, "circuit": figures.replicas.get(own.name, CLOSED)}
+                for own in inst.replicas()
+            ]
+            row["circuit"] = serving_circuit([replica["circuit"] for replica in row["replicas"]])
         if check:
-            row.update(await _check(inst.name, config))
-            if inst.backend == "openai" and inst.url:
-                server = await scrape(inst.url)
-                row["server"] = server.as_json() if server else None
+            await _check_row(row, inst)
         rows.append(row)
     return rows
 
 
-async def _check(name: str, config: InstancesConfig) -> dict[str, Any]:
-    inst = next(i for i in config.instances if i.name == name)
+async def _check_row(row: dict[str, Any], inst: InstanceConfig) -> None:
+    """Reachable, and the server's own metrics: of each replica, and of the instance (reachable
+    while any replica is)."""
+    if not inst.urls:
+        row.update(await _check(inst))
+        if inst.backend == "openai" and inst.url:
+            row["server"] = await _server(inst.url)
+        return
+    for replica, own in zip(row["replicas"], inst.replicas(), strict=True):
+        replica.update(await _check(own))
+        replica["server"] = await _server(own.url or "")
+    reachable = [replica for replica in row["replicas"] if replica["reachable"]]
+    row.update(
+        reachable=bool(reachable),
+        error=None if reachable else "; ".join(replica["error"] for replica in row["replicas"]),
+        serving=reachable[0]["serving"] if reachable else None,
+        details=reachable[0]["details"] if reachable else None,
+    )
+
+
+async def _server(url: str) -> dict[str, Any] | None:
+    server = await scrape(url)
+    return server.as_json() if server else None
+
+
+async def _check(inst: InstanceConfig) -> dict[str, Any]:
     try:
         backend = make_backend(inst)
         try:

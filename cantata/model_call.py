@@ -3,7 +3,9 @@ shortcut and check, each generation built, streamed and accounted for in its own
 
 This is the one retry loop (its rules: retry.py). Each generation goes through the
 instance's circuit breaker (breaker.py), which fails it fast while the instance is known
-to be failing; a state change it sees is emitted once, as `instance_circuit`.
+to be failing; a state change it sees is emitted once, as `instance_circuit`. Of an
+instance with replicas, each attempt goes where its route says (replicas.py): a failed
+one is retried on another replica at once, without the backoff meant for a failing server.
 
 Time limits follow one idiom: an `asyncio.Timeout` whose expiry says whose limit it was
 (`_Deadline`, and `call_user` for a pipeline's code). An attempt has one timer, not one
@@ -25,11 +27,21 @@ from opentelemetry.trace import Tracer
 
 from cantata import telemetry
 from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.breaker import counts_against
 from cantata.context import CheckContext, FunctionContext
-from cantata.errors import BackendError, BackendTimeout, CantataError, OutputInvalid, OutputTruncated, Rejected
+from cantata.errors import (
+    BackendError,
+    BackendTimeout,
+    CantataError,
+    CircuitOpen,
+    OutputInvalid,
+    OutputTruncated,
+    Rejected,
+)
 from cantata.nodes import call_user, normalise
 from cantata.pool import Instance, rank
 from cantata.prompts import SCAFFOLD_STOPS
+from cantata.replicas import Route
 from cantata.retry import not_waited, retryable, wait_s
 from cantata.spec import AgentSpec
 from cantata.speed import FLOOR_S, SLACK
@@ -54,6 +66,7 @@ class ModelCall:
         emit: Emit,
         clock: Callable[[], float],
         prefix: str | None = None,
+        route: Route[Instance] | None = None,
         check: Callable[[CheckContext], Any] | None = None,
         shortcut: Callable[[FunctionContext], Any] | None = None,
         context: FunctionContext | None = None,
@@ -62,6 +75,7 @@ class ModelCall:
         self.agent = agent
         self.tracer = tracer  # None while tracing is off (telemetry.py)
         self.prefix = prefix
+        self.route = route  # of an instance with replicas: each attempt asks it where to go
         self.check = check
         self.shortcut = shortcut
         self.shortcut_answered = False
@@ -82,23 +96,40 @@ class ModelCall:
         """The validated output; raises the last error once every attempt has failed."""
         agent = self.agent
         last_error: CantataError | None = None
+        if self.route is not None:
+            self.instance = self.route.next()
         for attempt in range(agent.retries + 1):
             if attempt:
                 assert last_error is not None
-                delay = wait_s(last_error, attempt, limit_s=agent.timeout_s)
-                if delay is None:
-                    last_error = not_waited(last_error, agent.timeout_s)
-                    break
-                self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
-                await asyncio.sleep(delay)
+                failed = self.instance
+                if self.route is not None:
+                    # A failure of the server, not of the reply, sends the call to another replica.
+                    blamed = counts_against(last_error) or isinstance(last_error, CircuitOpen)
+                    self.instance = self.route.next(failed if blamed else None)
+                if self.instance is not failed:
+                    # Another replica: nothing to wait for, it has not been failing.
+                    self.emit(
+                        "agent_retry",
+                        agent.name,
+                        attempt=attempt + 1,
+                        replica=self.instance.replica,
+                        error=str(last_error),
+                    )
+                else:
+                    delay = wait_s(last_error, attempt, limit_s=agent.timeout_s)
+                    if delay is None:
+                        last_error = not_waited(last_error, agent.timeout_s)
+                        break
+                    self.emit("agent_retry", agent.name, attempt=attempt + 1, delay_s=delay, error=str(last_error))
+                    await asyncio.sleep(delay)
             try:
                 return await self._attempt(first=attempt == 0)
-            except _ShortcutFailed as failed:
+            except _ShortcutFailed as failed_shortcut:
                 # The pipeline's own code failed: no model call stands in for it.
-                raise failed.error from failed.error.__cause__
+                raise failed_shortcut.error from failed_shortcut.error.__cause__
             except (BackendError, OutputInvalid) as exc:
                 last_error = exc
-                if not retryable(exc):
+                if not (retryable(exc) or self._fails_over(exc)):
                     break
         assert last_error is not None
         if self.check is not None:
@@ -110,6 +141,16 @@ class ModelCall:
             except (Rejected, OutputInvalid, BackendError):
                 pass
         raise last_error
+
+    def _fails_over(self, error: CantataError) -> bool:
+        """Whether a failure not worth retrying on its replica is worth it on another: a
+        breaker that refused the call (it opened while the call was routed) says nothing
+        of the other replicas."""
+        return (
+            isinstance(error, CircuitOpen)
+            and self.route is not None
+            and self.route.replicas.others_usable(self.instance)
+        )
 
     async def _attempt(self, *, first: bool) -> Any:
         agent = self.agent
@@ -123,7 +164,7 @@ class ModelCall:
                     return answer
             if self.result.started_s is None:
                 self.result.started_s = self.clock()
-                self.emit("agent_started", agent.name, instance=self.instance.name)
+                self.emit("agent_started", agent.name, instance=self.instance.name, **self._replica())
             # Armed by the first generation, which knows its own deadline (see _Deadline).
             try:
                 async with asyncio.timeout(None) as timer:
@@ -333,7 +374,11 @@ class ModelCall:
         """Tell a change of the instance's circuit once, whichever call sees it first."""
         change = self.instance.breaker.unannounced()
         if change is not None:
-            self.emit("instance_circuit", self.agent.name, instance=self.instance.name, **change)
+            self.emit("instance_circuit", self.agent.name, instance=self.instance.name, **self._replica(), **change)
+
+    def _replica(self) -> dict[str, str]:
+        """Which replica, for an event, when the instance has several."""
+        return {"replica": self.instance.replica} if self.instance.replica else {}
 
     def _account(self, reply: _Reply) -> None:
         """The instance's speed estimate, this call's figures and the agent's token sums."""

@@ -4,6 +4,8 @@ breaker each.
 When an instance is busy, waiting requests are served in order of rank: the early
 reply first, then by the agent's priority, then by arrival. An instance that does not
 answer fails only the agents that use it: its breaker opens and their calls fail fast.
+An instance with several servers (`urls`) has each of them as an Instance of its own, with
+its own slots and breaker; which one takes a call is replicas.py's to say.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cantata.backends.base import Backend
 from cantata.breaker import Breaker
 from cantata.config import InstanceConfig, InstancesConfig
 from cantata.errors import BackendError, BackendUnavailable, CircuitOpen, ConfigError
+from cantata.replicas import Replicas, Route
 from cantata.speed import Speed
 
 
@@ -44,10 +47,17 @@ class _Waiter:
 
 
 class Instance:
-    def __init__(self, config: InstanceConfig, backend: Backend) -> None:
+    """One server (or the embedded model): its slots, queue, breaker and measured speed.
+
+    One of several replicas of an instance (replicas.py) is an Instance too: its config is
+    the instance's with its own `url` and a name of its own (`gpu#1`, in its breaker's and
+    its backend's messages), and `name` stays the instance's, for events and figures."""
+
+    def __init__(self, config: InstanceConfig, backend: Backend, *, replica_of: str | None = None) -> None:
         self.config = config
         self.backend = backend
-        self.name = config.name
+        self.name = replica_of or config.name
+        self.replica = config.name if replica_of else None  # None: the instance's one server
         self.capacity = config.concurrency()
         self.stats = InstanceStats()
         self.speed = Speed()  # measured from the calls it serves: each call's deadline follows it
@@ -100,6 +110,10 @@ class Instance:
         """Checked already and taking calls: nothing to ask it before a turn."""
         return self._verified and self.breaker.state == "closed"
 
+    def load(self) -> int:
+        """The calls it holds or queues: what routing between replicas compares."""
+        return self.stats.running + self.stats.queued
+
     async def unavailable(self) -> str | None:
         """Why the instance cannot take calls now, or None when it can: checked once (and
         again as the probe once its breaker's cool-down is over); one found down trips it."""
@@ -144,14 +158,21 @@ class Instance:
 
 
 class Pool:
-    """The instances of one config, and which serves each alias."""
+    """The instances of one config, and which serves each alias.
+
+    `instances` holds every server by its own name: an instance's one server under the
+    instance's name, each replica of one with several `urls` as `NAME#0`, `NAME#1`, ...;
+    `replicas` holds, by instance name, the routing between them (replicas.py)."""
 
     def __init__(self, config: InstancesConfig) -> None:
         self.config = config
         self.instances: dict[str, Instance] = {}
+        self.replicas: dict[str, Replicas[Instance]] = {}
         self._by_alias: dict[str, Instance] = {}  # every model call asks: answered once per alias
 
     def instance_for(self, alias: str) -> Instance:
+        """The instance serving `alias`; of replicas, the first (its config and tokenizer are
+        theirs all): a call is routed by `route_for`."""
         found = self._by_alias.get(alias)
         if found is not None:
             return found
@@ -161,10 +182,27 @@ class Pool:
             raise ConfigError(
                 f"{where}: no instance serves the model alias '{alias}'; add it to an instance's 'serves'"
             )
-        if inst_config.name not in self.instances:
-            self.instances[inst_config.name] = Instance(inst_config, make_backend(inst_config))
-        found = self._by_alias[alias] = self.instances[inst_config.name]
+        if inst_config.urls:
+            group = self.replicas.get(inst_config.name) or self._replicate(inst_config)
+            found = group.members[0]
+        else:
+            if inst_config.name not in self.instances:
+                self.instances[inst_config.name] = Instance(inst_config, make_backend(inst_config))
+            found = self.instances[inst_config.name]
+        self._by_alias[alias] = found
         return found
+
+    def route_for(self, alias: str, *, session: str | None, turn: str | None) -> Route[Instance] | None:
+        """Where a call of `turn` in `session` goes, attempt by attempt; None when the
+        instance has one server."""
+        group = self.replicas.get(self.instance_for(alias).name)
+        return Route(group, session, turn) if group is not None else None
+
+    def _replicate(self, config: InstanceConfig) -> Replicas[Instance]:
+        members = [Instance(own, make_backend(own), replica_of=config.name) for own in config.replicas()]
+        self.instances.update((member.config.name, member) for member in members)
+        group = self.replicas[config.name] = Replicas(config.name, members, affinity=config.affinity)
+        return group
 
     async def check(self, aliases: list[str]) -> None:
         """Before a turn writes anything: every alias bound (else ConfigError), and some
@@ -178,8 +216,8 @@ class Pool:
         # was a fifth of a zero-latency turn's event-loop work). The rest are asked at once: a
         # half-open instance that hangs until its timeout must not hold up the others' answers
         # (nor, through them, the turn's early reply).
-        asked = [(instance, alias) for instance, alias in needed.values() if not instance.ready]
-        reasons = await asyncio.gather(*(instance.unavailable() for instance, _ in asked)) if asked else []
+        asked = [(instance, alias) for instance, alias in needed.values() if not self._ready(instance)]
+        reasons = await asyncio.gather(*(self._unavailable(instance) for instance, _ in asked)) if asked else []
         down = [
             f"instance '{instance.name}' cannot serve '{alias}': {reason}"
             for (instance, alias), reason in zip(asked, reasons, strict=True)
@@ -188,6 +226,22 @@ class Pool:
         if down and len(down) == len(needed):
             raise BackendUnavailable("; ".join(down))
 
+    def _ready(self, instance: Instance) -> bool:
+        """Nothing to ask before a turn: of replicas, one is ready (a call that fails on
+        another moves to it; an open one is probed in the background, replicas.py)."""
+        group = self.replicas.get(instance.name)
+        return any(member.ready for member in group.members) if group is not None else instance.ready
+
+    async def _unavailable(self, instance: Instance) -> str | None:
+        """Why the instance cannot take calls now: of replicas, why none of them can."""
+        group = self.replicas.get(instance.name)
+        if group is None:
+            return await instance.unavailable()
+        reasons = await asyncio.gather(*(member.unavailable() for member in group.members))
+        return None if None in reasons else "; ".join(r for r in reasons if r is not None)
+
     async def close(self) -> None:
+        for group in self.replicas.values():
+            await group.close()
         for instance in self.instances.values():
             await instance.backend.close()

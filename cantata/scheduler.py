@@ -372,6 +372,7 @@ class TurnRunner:
             first_token_s=call.first_token_s if call else None,
             generation_s=call.generation_s if call else None,
             largest_prompt=call.largest_prompt if call else None,
+            **({"replica": call.instance.replica} if call and call.instance.replica else {}),
         )
         self._deliver(agent, output, result)
 
@@ -449,6 +450,7 @@ class TurnRunner:
             emit=(lambda type, name=None, **data: self.emit(type, name, **at, **data)) if at else self.emit,
             clock=self.clock,
             prefix=f"turn:{self.turn_id}",  # every agent of a turn shares its briefing
+            route=self.services.pool.route_for(agent.model, session=str(self.session.id), turn=str(self.turn_id)),
             check=self.pipeline.checks.get(agent.name),
             # E.g. a safe template at a high risk tier: no generation at all.
             shortcut=self.pipeline.shortcuts.get(agent.name),

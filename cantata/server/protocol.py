@@ -391,6 +391,18 @@ class InstanceCircuit(BaseModel):
     probe_at: float | None = Field(None, description="When a probe may go (Unix time); null when closed.")
 
 
+class InstanceReplica(BaseModel):
+    """One server of an instance with several `urls`; its calls are routed by load and affinity."""
+
+    name: str = Field(description="NAME#i: the instance's name and the replica's place in its urls.")
+    url: str
+    queued_now: int | None = Field(None, description="Calls waiting for its slots now (admin keys only).")
+    running_now: int | None = Field(None, description="Calls generating on it now (admin keys only).")
+    circuit: InstanceCircuit = Field(default_factory=InstanceCircuit, description="Its own circuit breaker.")
+    health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
+    server: InstanceServer | None = Field(None, description="With ?check=true and an admin key: its metrics.")
+
+
 class InstanceInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
@@ -406,6 +418,11 @@ class InstanceInfo(BaseModel):
     health: InstanceHealth | None = Field(None, description="With ?check=true: reachable, error.")
     server: InstanceServer | None = Field(
         None, description="With ?check=true and an admin key: the server's own metrics, if any."
+    )
+    replicas: list[InstanceReplica] | None = Field(
+        None,
+        description="With urls: each replica. The instance's circuit is then its replica's nearest to serving, "
+        "and its health reachable while any replica is.",
     )
 
 

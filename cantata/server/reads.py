@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from cantata.errors import CantataError
-from cantata.figures import live_figures, load_history
+from cantata.figures import live_figures, load_history, serving_circuit
 from cantata.loader import Pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
 from cantata.planner.emit import emit_vllm, instances_yaml
@@ -30,6 +30,7 @@ from cantata.server.protocol import (
     InstanceInfo,
     InstanceLive,
     InstancePoint,
+    InstanceReplica,
     InstanceServer,
     Memory,
     MemoryExport,
@@ -183,11 +184,14 @@ class Reads:
         since = time.time() - LIVE_WINDOW_S
         live = await live_figures(self.store, since_wall=since, user_id=None if everyone else principal.user)
         rows = []
+        pool = self.runtime.pool
         for inst in self.runtime.config.instances:
-            running = self.runtime.pool.instances.get(inst.name)
+            running = pool.instances.get(inst.name)
+            told_live = live.get(inst.name)
             # This server's breaker, else the last one told in the event log (another process's).
-            told = running.breaker.as_json() if running else live[inst.name].circuit if inst.name in live else None
-            figures = InstanceLive.model_validate(live[inst.name].as_json()) if inst.name in live else InstanceLive()
+            told = running.breaker.as_json() if running else told_live.circuit if told_live else None
+            figures = InstanceLive.model_validate(told_live.as_json()) if told_live else InstanceLive()
+            servers = [pool.instances.get(own.name) for own in inst.replicas()] if inst.urls else [running]
             row = InstanceInfo(
                 name=inst.name,
                 backend=inst.backend,
@@ -195,16 +199,33 @@ class Reads:
                 url=inst.url,
                 serves=list(inst.serves),
                 max_concurrency=inst.concurrency(),
-                queued_now=(running.stats.queued if running else 0) if everyone else figures.queued,
-                running_now=(running.stats.running if running else 0) if everyone else figures.running,
+                queued_now=sum(s.stats.queued for s in servers if s) if everyone else figures.queued,
+                running_now=sum(s.stats.running for s in servers if s) if everyone else figures.running,
                 live=figures,
                 circuit=InstanceCircuit.model_validate(told or {}),
             )
+            if inst.urls:
+                row.replicas = [
+                    InstanceReplica(
+                        name=own.name,
+                        url=own.url or "",
+                        queued_now=server.stats.queued if server and everyone else None,
+                        running_now=server.stats.running if server and everyone else None,
+                        circuit=InstanceCircuit.model_validate(
+                            server.breaker.as_json()
+                            if server
+                            else told_live.replicas.get(own.name, {})
+                            if told_live
+                            else {}
+                        ),
+                    )
+                    for own, server in zip(inst.replicas(), servers, strict=True)
+                ]
+                row.circuit = InstanceCircuit.model_validate(
+                    serving_circuit([replica.circuit.model_dump() for replica in row.replicas])
+                )
             if check:
-                row.health = await _health(running)
-                if everyone and inst.backend == "openai" and inst.url:
-                    server = await scrape(inst.url)
-                    row.server = InstanceServer.model_validate(server.as_json()) if server else None
+                await _check_row(row, servers, everyone=everyone)
             rows.append(row)
         return rows
 
@@ -273,3 +294,28 @@ async def _health(instance: Instance | None) -> InstanceHealth:
     except CantataError as exc:
         return InstanceHealth(reachable=False, error=str(exc))
     return InstanceHealth(reachable=True, serving=info.model)
+
+
+async def _check_row(row: InstanceInfo, servers: list[Instance | None], *, everyone: bool) -> None:
+    """Health, and for an admin the server's own metrics: of each replica, and of the instance
+    (reachable while any of its replicas is)."""
+    if row.replicas is None:
+        row.health = await _health(servers[0])
+        if everyone and row.backend == "openai" and row.url:
+            row.server = await _server(row.url)
+        return
+    for replica, server in zip(row.replicas, servers, strict=True):
+        replica.health = await _health(server)
+        replica.server = await _server(replica.url) if everyone else None
+    healths = [replica.health for replica in row.replicas if replica.health is not None]
+    if any(h.reachable for h in healths):
+        row.health = next(h for h in healths if h.reachable)
+    elif all(h.reachable is None for h in healths):
+        row.health = InstanceHealth(reachable=None, note="not used by this server yet")
+    else:
+        row.health = InstanceHealth(reachable=False, error="; ".join(h.error for h in healths if h.error))
+
+
+async def _server(url: str) -> InstanceServer | None:
+    server = await scrape(url)
+    return InstanceServer.model_validate(server.as_json()) if server else None

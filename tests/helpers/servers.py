@@ -95,8 +95,8 @@ class ServerProcess:
 class LlamaServer(ServerProcess):
     name = "llama_cpp.server"
 
-    def __init__(self, log_dir: Path, *, context: int = 2048) -> None:
-        self.port = free_port()
+    def __init__(self, log_dir: Path, *, context: int = 2048, port: int | None = None) -> None:
+        self.port = port or free_port()  # a port given: the same server started again
         self.url = f"http://127.0.0.1:{self.port}/v1"
         command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(context)]
