@@ -15,7 +15,7 @@ from cantata.planner.catalog import load_catalog
 from cantata.planner.hardware import USABLE_FRACTION, resolve_hardware
 from cantata.planner.plan import Plan
 from cantata.planner.speed import INTERNODE_HOP_S, Engine
-from tests.helpers.plans import COACHING, assert_fits, planned, run, script_config
+from tests.helpers.plans import COACHING, assert_fits, config_from_script, planned, run, script_config
 
 # Qwen3-235B-A22B in BF16 is 470 GB of weights: more than eight A100 40GB hold (288 GB usable),
 # less than one node of eight A100 80GB (576 GB usable).
@@ -193,6 +193,8 @@ def test_a_model_that_fits_one_node_is_not_split_but_replicated_on_each_node() -
     script = result.stdout
     (entry,) = script_config(script)["instances"]
     assert entry["urls"] == inst.urls and "url" not in entry
+    (loaded,) = config_from_script(script).instances  # as Cantata loads it: replicas of one instance
+    assert [r.url for r in loaded.replicas()] == inst.urls
     for node in ("node0", "node1"):
         block = node_block(script, node)
         assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 vllm serve" in block

@@ -6,6 +6,7 @@ config that binds the pipeline's aliases to the launched servers.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import yaml
 
@@ -29,7 +30,7 @@ def instances_config(plan: Plan, hosts: dict[str, str] | None = None) -> Instanc
             InstanceConfig(
                 name=inst.name,
                 backend="openai",
-                url=f"http://{hosts[inst.name]}:{inst.port}/v1" if hosts else inst.url,
+                **_addresses(inst, hosts),
                 model=inst.name,
                 serves=inst.aliases,
                 max_concurrency=inst.max_concurrency,
@@ -42,15 +43,20 @@ def instances_config(plan: Plan, hosts: dict[str, str] | None = None) -> Instanc
     )
 
 
+def _addresses(inst: PlannedInstance, hosts: dict[str, str] | None) -> dict[str, Any]:
+    """`url`, or `urls` for replicas of one instance (one per node): the pool routes among them."""
+    if hosts:
+        return {"url": f"http://{hosts[inst.name]}:{inst.port}/v1"}
+    if len(inst.urls) > 1:
+        return {"urls": inst.urls}
+    return {"url": inst.url}
+
+
 def instances_yaml(plan: Plan, hosts: dict[str, str] | None = None) -> str:
     data = instances_config(plan, hosts).model_dump(mode="json", exclude_defaults=True, exclude={"path"})
-    for entry, inst in zip(data["instances"], plan.instances, strict=True):
+    for entry in data["instances"]:
         # exclude_defaults would drop dialect: vllm; say it, the server is vLLM by construction.
         entry["dialect"] = "vllm"
-        if len(inst.urls) > 1:
-            # Replicas of one instance, one per node, in place of its one url: the pool routes among them.
-            del entry["url"]
-            entry["urls"] = inst.urls
     return yaml.safe_dump(data, sort_keys=False)
 
 
