@@ -14,7 +14,8 @@ CantataError                     (exit 1, HTTP 500)
 │   │                        after a cool-down finds it answering (breaker.py)
 │   ├── BackendTimeout       (504)
 │   ├── BackendHTTPError     the server answered with an error status (`http_status`)
-│   └── BackendProtocolError the server answered something we cannot read
+│   ├── BackendProtocolError the server answered something we cannot read
+│   └── ToolLimitReached     an agent's tool loop hit max_steps or max_tool_calls
 ├── OutputInvalid        a reply that does not validate against the agent's output model (422)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
 ├── ToolError            a tool call that failed: its message is what the model reads (502)
@@ -229,6 +230,11 @@ class BackendHTTPError(BackendError):
 
 class BackendProtocolError(BackendError):
     pass
+
+
+class ToolLimitReached(BackendError):
+    """A tool loop ended without a final answer: it reached the agent's max_steps or
+    max_tool_calls. Not retried: the same conversation would reach it again."""
 
 
 class ToolError(CantataError):

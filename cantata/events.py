@@ -37,6 +37,8 @@ EventType = Literal[
     "agent_failed",
     "agent_skipped",
     "conflict",
+    "tool_started",  # a call of an agent's tool loop began (tool_loop.py)
+    "tool_finished",  # ...and ended: its status, result or error, duration and bytes
     "loop_iteration",
     "loop_finished",
     "early_delivered",

@@ -21,8 +21,9 @@ from cantata.errors import SpecError
 from cantata.pipeline_modules import import_module
 from cantata.references import locate, refusal, refusal_of_object
 from cantata.sandbox import sandboxed_function
-from cantata.spec import AgentSpec, PipelineSpec, check_spec, validated_spec
+from cantata.spec import AgentSpec, PipelineSpec, ToolEntry, check_spec, validated_spec
 from cantata.structured import OutputContract, contract_from_model, contract_from_schema
+from cantata.tools import FunctionTool, SandboxTool, Tool
 from cantata.yamlsource import DataSource, Loc, Source, load_yaml
 
 
@@ -40,8 +41,10 @@ class Pipeline:
         shortcuts: dict[str, Callable[..., Any]] | None = None,
         checks: dict[str, Callable[..., Any]] | None = None,
         until: Callable[..., Any] | None = None,
+        tools: dict[str, list[Tool]] | None = None,
     ) -> None:
         self.spec = spec
+        self.tools = tools or {}  # a model agent's tools, by agent
         self.until = until  # the loop's stop condition
         self.shortcuts = shortcuts or {}
         self.checks = checks or {}
@@ -160,7 +163,12 @@ def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | Non
     functions: dict[str, Callable[..., Any]] = {}
     shortcuts: dict[str, Callable[..., Any]] = {}
     checks: dict[str, Callable[..., Any]] = {}
+    tools: dict[str, list[Tool]] = {}
     for i, agent in enumerate(spec.agents):
+        for j, entry in enumerate(agent.tools):
+            tool = _tool(entry, base, source, ("agents", i, "tools", j), run=run)
+            if tool is not None:
+                tools.setdefault(agent.name, []).append(tool)
         if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
             functions[agent.name] = _sandboxed(agent.function, base, source, ("agents", i, "function"))
         elif agent.function is not None:
@@ -184,7 +192,32 @@ def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | Non
         shortcuts=shortcuts,
         checks=checks,
         until=until,
+        tools=tools,
     )
+
+
+def _tool(entry: ToolEntry, base: Path, source: Source, loc: Loc, *, run: bool) -> Tool | None:
+    """A tool entry made callable (with `run=False`, a `function:` one only found: None)."""
+    settings: dict[str, Any] = {
+        "name": entry.default_name,
+        "description": entry.description,
+        "side_effects": entry.side_effects,
+        "approve": entry.approve,
+        "timeout_s": entry.timeout_s,
+    }
+    try:
+        if entry.sandbox is not None:
+            module, function = _beside(entry.sandbox, "sandbox: module.function", base, source, (*loc, "sandbox"))
+            return SandboxTool(base, module, function, **settings)
+        assert entry.function is not None
+        fn = _import(entry.function, base, source, (*loc, "function"), run=run)
+        if fn is None:
+            return None
+        if not callable(fn):
+            raise ValueError(f"'{entry.function}' is not callable")
+        return FunctionTool(fn, **settings)
+    except ValueError as exc:
+        raise SpecError(f"{source.where(loc)}: {exc}") from None
 
 
 _PROMPT_SUFFIXES = (".md", ".txt", ".j2", ".prompt")
@@ -236,14 +269,18 @@ SANDBOX_PREFIX = "sandbox:"
 def _sandboxed(reference: str, base: Path, source: Source, loc: Loc) -> Callable[..., Any]:
     """`sandbox:module.function`: a function beside the pipeline that is never imported here;
     every call runs it under bubblewrap (cantata.sandbox), as generated code must."""
-    module, _, function = reference.removeprefix(SANDBOX_PREFIX).rpartition(".")
+    module, function = _beside(reference.removeprefix(SANDBOX_PREFIX), "sandbox:module.function", base, source, loc)
+    return sandboxed_function(base, module, function)
+
+
+def _beside(reference: str, form: str, base: Path, source: Source, loc: Loc) -> tuple[str, str]:
+    """(module, function) of `module.function`, a module beside the pipeline (not imported)."""
+    module, _, function = reference.rpartition(".")
     if not module or not function or "." in module:
-        raise SpecError(
-            f"{source.where(loc)}: '{reference}' must be sandbox:module.function, a module beside the pipeline"
-        )
+        raise SpecError(f"{source.where(loc)}: '{reference}' must be {form}, a module beside the pipeline")
     if not (base / f"{module}.py").exists():
         raise SpecError(f"{source.where(loc)}: '{reference}': no file {module}.py beside the pipeline (in {base})")
-    return sandboxed_function(base, module, function)
+    return module, function
 
 
 def _import(dotted: str, base: Path, source: Source, loc: Loc, *, run: bool) -> Any:

@@ -47,6 +47,8 @@ from cantata.spec import AgentSpec
 from cantata.speed import FLOOR_S, SLACK
 from cantata.structured import OutputContract, repair_instruction
 from cantata.text_check import StreamGate, check_text
+from cantata.tool_loop import ToolLoop
+from cantata.tools import ToolCall
 from cantata.turn import AgentResult
 
 Emit = Callable[..., None]
@@ -71,9 +73,11 @@ class ModelCall:
         shortcut: Callable[[FunctionContext], Any] | None = None,
         context: FunctionContext | None = None,
         tracer: Tracer | None = None,
+        loop: ToolLoop | None = None,
     ) -> None:
         self.agent = agent
         self.tracer = tracer  # None while tracing is off (telemetry.py)
+        self.loop = loop  # the agent's tools: its answer comes at the end of a tool loop
         self.prefix = prefix
         self.route = route  # of an instance with replicas: each attempt asks it where to go
         self.check = check
@@ -181,7 +185,11 @@ class ModelCall:
 
     async def _answer(self, deadline: _Deadline) -> Any:
         """A reply validated (repaired once if need be) and checked, within the attempt's deadline."""
-        text, finish = await self._generate(self.messages, deadline)
+        if self.loop is not None:
+            messages, text, finish = await self._converse(self.loop, deadline)
+        else:
+            messages = self.messages
+            text, finish = (await self._generate(messages, deadline)).answer
         try:
             output = self._parse(text, finish)
         except OutputInvalid as invalid:
@@ -189,10 +197,24 @@ class ModelCall:
                 raise  # a cut reply is not a format mistake: a repair would be cut too
             # One repair: same briefing (still cached), plus the error to fix.
             self.emit("agent_retry", self.agent.name, repair=True, error=str(invalid))
-            repair = [*self.messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
-            text, finish = await self._generate(repair, deadline)
+            repair = [*messages, Message("assistant", text), Message("user", repair_instruction(invalid))]
+            text, finish = (await self._generate(repair, deadline)).answer
             output = self._parse(text, finish)
         return await self._checked(output, text, deadline)
+
+    async def _converse(self, loop: ToolLoop, deadline: _Deadline) -> tuple[list[Message], str, str | None]:
+        """The tool loop's steps until the model answers: its conversation, the answer's text
+        and why its last generation ended. Tools run on the attempt's whole deadline."""
+        await loop.begin(self.messages)
+        while True:
+            loop.next_step()
+            reply = await self._generate(loop.messages, deadline, loop=loop)
+            calls, text = loop.read(reply.text, reply.tool_calls, reply.finish)
+            if calls:
+                deadline.whole()
+                await loop.run(calls, reply.text)
+            elif text is not None:
+                return loop.messages, text, reply.finish
 
     def _parse(self, text: str, finish: str | None) -> Any:
         try:
@@ -227,7 +249,7 @@ class ModelCall:
             Message("user", f"Your reply was rejected: {reason}. Write it again without that problem."),
         ]
         try:
-            second: Any = self._parse(*await self._generate(again, deadline))
+            second: Any = self._parse(*(await self._generate(again, deadline)).answer)
         except OutputInvalid:
             second = None
         deadline.whole()
@@ -263,8 +285,9 @@ class ModelCall:
         value = await call_user(self.check, ctx, self.agent.timeout_s, what="check", agent=self.agent.name)
         return normalise(value, self.contract)
 
-    async def _generate(self, messages: list[Message], deadline: _Deadline) -> tuple[str, str | None]:
-        """The reply's text and why it ended (`finish_reason`: "stop", "length", ...)."""
+    async def _generate(self, messages: list[Message], deadline: _Deadline, loop: ToolLoop | None = None) -> _Reply:
+        """The reply: its text, why it ended (`finish_reason`: "stop", "length", ...), and the
+        tools it called (a step of a tool `loop`)."""
         agent = self.agent
         self.result.attempts += 1
         # The prompt is counted roughly, as if nothing were cached.
@@ -276,22 +299,25 @@ class ModelCall:
             others=speed.in_flight,
         )
         with speed.generating(prompt_tokens, agent.max_tokens):
+            request = self._request(messages, loop)
+            live = loop is None or loop.native
             if self.tracer is None:
-                reply = await self._stream(self._request(messages), deadline)
+                reply = await self._stream(request, deadline, live=live)
             else:
-                reply = await self._traced_stream(self.tracer, messages, deadline)
+                reply = await self._traced_stream(self.tracer, request, deadline, live=live)
         deadline.generating = False
         self._account(reply)
         # The notes say what was done to the reply the agent ends with: its last generation's.
         self.result.quality = []
         if reply.stop is not None:
             self.result.quality.append(f"cut where it began to echo the prompt's heading {reply.stop.strip()!r}")
-        return reply.text, reply.finish
+        return reply
 
-    async def _traced_stream(self, tracer: Tracer, messages: list[Message], deadline: _Deadline) -> _Reply:
+    async def _traced_stream(
+        self, tracer: Tracer, request: CompletionRequest, deadline: _Deadline, *, live: bool
+    ) -> _Reply:
         """`_stream` in a span of its own: the GenAI conventions' inference span."""
         config = self.instance.config
-        request = self._request(messages)
         with telemetry.chat_span(
             tracer,
             backend=config.backend,
@@ -303,9 +329,9 @@ class ModelCall:
             max_tokens=request.max_tokens,
             temperature=request.temperature,
             structured=request.schema is not None,
-            messages=messages,
+            messages=request.messages,
         ) as span:
-            reply = await self._stream(request, deadline)
+            reply = await self._stream(request, deadline, live=live)
             usage = reply.usage
             telemetry.chat_finished(
                 span,
@@ -318,27 +344,39 @@ class ModelCall:
             )
         return reply
 
-    def _request(self, messages: list[Message]) -> CompletionRequest:
+    def _request(self, messages: list[Message], loop: ToolLoop | None = None) -> CompletionRequest:
         agent = self.agent
+        schema = self.contract.schema if self.contract else None
+        if loop is not None:
+            # Natively, tools ride in their own field and the answer is free (a decoding
+            # constraint would forbid the calls); otherwise the envelope constrains each step.
+            schema = None if loop.native else loop.schema
         return CompletionRequest(
             messages=messages,
             max_tokens=agent.max_tokens,
             temperature=agent.temperature,
-            schema=self.contract.schema if self.contract else None,
-            schema_name=self.contract.name if self.contract else "output",
+            schema=schema,
+            tools=loop.definitions if loop is not None and loop.native else (),
+            schema_name="step"
+            if loop is not None and not loop.native
+            else self.contract.name
+            if self.contract
+            else "output",
             thinking=agent.thinking,
             priority=self.rank,
             agent=agent.name,
             stop=SCAFFOLD_STOPS,
         )
 
-    async def _stream(self, request: CompletionRequest, deadline: _Deadline) -> _Reply:
-        """The backend's reply, each piece of text emitted as it arrives."""
+    async def _stream(self, request: CompletionRequest, deadline: _Deadline, *, live: bool = True) -> _Reply:
+        """The backend's reply, each piece of text emitted as it arrives (if `live`: a step
+        of a tool loop in JSON is not an answer anyone reads as it comes)."""
         name = self.agent.name
         parts: list[str] = []
         usage = Usage()
         finish: str | None = None
         stop: str | None = None
+        calls: list[ToolCall] | None = None
         start = self.clock()
         first: float | None = None
         # A text reply streams only what its check will keep (text_check.py), so a reader
@@ -357,18 +395,19 @@ class ModelCall:
                                 first = self.clock() - start
                             parts.append(chunk.text)
                             released = gate.feed(chunk.text) if gate is not None else chunk.text
-                            if released:
+                            if released and live:
                                 self.emit("agent_token", name, text=released)
                         if chunk.usage is not None:
                             usage = chunk.usage
                         if chunk.finish_reason is not None:
                             finish = chunk.finish_reason
                         stop = chunk.stop or stop
+                        calls = chunk.tool_calls or calls
         finally:
             self._announce()
-        if gate is not None and (rest := gate.flush()):
+        if gate is not None and (rest := gate.flush()) and live:
             self.emit("agent_token", name, text=rest)
-        return _Reply("".join(parts), finish, stop, usage, first, self.clock() - start)
+        return _Reply("".join(parts), finish, stop, usage, first, self.clock() - start, calls)
 
     def _announce(self) -> None:
         """Tell a change of the instance's circuit once, whichever call sees it first."""
@@ -410,6 +449,11 @@ class _Reply:
     usage: Usage
     first_token_s: float | None  # from the request to the first piece of text; None if none came
     total_s: float
+    tool_calls: list[ToolCall] | None = None  # the tools it called (native tool calling)
+
+    @property
+    def answer(self) -> tuple[str, str | None]:
+        return self.text, self.finish
 
 
 class _Deadline:

@@ -3,7 +3,8 @@ loop (`ModelCall.run`; the HTTP client's own retries are off).
 
 - Not retried: a request the server refused as such (a 4xx other than 408, 425 and 429: a
   bad request, a wrong key, a missing model would be refused again) and a call the
-  instance's circuit breaker refused (it fails fast on purpose).
+  instance's circuit breaker refused (it fails fast on purpose), and a tool loop that hit its
+  limits (the same conversation would hit them again).
 - The wait: exponential backoff with jitter, between half and all of BASE_S x 2^(n-1)
   before the nth retry (at most MAX_BACKOFF_S), so that the calls a failure hit together
   do not come back together; longer if the server said so with `Retry-After`, unless that
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from cantata.errors import BackendHTTPError, CantataError, CircuitOpen
+from cantata.errors import BackendHTTPError, CantataError, CircuitOpen, ToolLimitReached
 
 BASE_S = 0.25
 MAX_BACKOFF_S = 4.0
@@ -23,7 +24,7 @@ RETRIED_4XX = frozenset({408, 425, 429})  # a timeout, too early, too many reque
 
 
 def retryable(error: CantataError) -> bool:
-    if isinstance(error, CircuitOpen):
+    if isinstance(error, CircuitOpen | ToolLimitReached):
         return False
     if isinstance(error, BackendHTTPError):
         return error.http_status >= 500 or error.http_status in RETRIED_4XX

@@ -28,8 +28,9 @@ from cantata.nodes import run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec
-from cantata.store import EntryRow, SessionRow, Store, TurnContext
-from cantata.structured import reply_text
+from cantata.store import EntryRow, SessionRow, Store, ToolCallRow, TurnContext
+from cantata.structured import OutputContract, reply_text
+from cantata.tool_loop import ToolLoop
 from cantata.turn import (
     AgentResult,
     AgentStatus,
@@ -106,6 +107,7 @@ class TurnRunner:
         self.briefing: Briefing | None = None  # built once per turn, shared by its agents
         self._memory: dict[str, Any] = {}
         self._calls: dict[str, ModelCall] = {}
+        self._loops: dict[tuple[str, int], ToolLoop] = {}  # agents' tool loops, by agent and iteration
         self._writes: list[tuple[AgentResult, At, Awaitable[None]]] = []  # entries queued, in order
         self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
         self._running: set[str] = set()  # agents not done yet: the turn finishes when none is left
@@ -442,6 +444,7 @@ class TurnRunner:
             contract=contract,
         )
         call = ModelCall(
+            loop=await self._tool_loop(agent, contract, at) if agent.name in self.pipeline.tools else None,
             agent=agent,
             instance=instance,
             messages=messages,
@@ -465,6 +468,27 @@ class TurnRunner:
             self.emit("agent_started", agent.name, shortcut=agent.shortcut, **at)
         self._record_conflicts(agent, ctx)
         return output
+
+    async def _tool_loop(self, agent: AgentSpec, contract: OutputContract | None, at: At) -> ToolLoop:
+        """The agent's tool loop; resumed, it goes on from the calls recorded before."""
+        iteration = at.get("iteration", 0)
+        recorded: list[ToolCallRow] = []
+        if self.turn.resumed:
+            rows = (await self.services.store.tool_calls([self.turn_id]))[self.turn_id]
+            recorded = [r for r in rows if r.agent == agent.name and r.iteration == iteration]
+        instance = self.services.pool.instance_for(agent.model)
+        loop = ToolLoop(
+            agent=agent,
+            tools=self.pipeline.tools[agent.name],
+            native=instance.backend.native_tools,
+            output_schema=contract.schema if contract is not None else None,
+            place=(self.turn_id, iteration),
+            record=self.services.store.record_tool_calls,
+            emit=(lambda type, name=None, **data: self.emit(type, name, **at, **data)) if at else self.emit,
+            recorded=recorded,
+        )
+        self._loops[(agent.name, iteration)] = loop
+        return loop
 
     def _skip(self, agent: AgentSpec, result: AgentResult, reason: str, at: At) -> None:
         if self._write(agent, result, "skipped", None, reason, at):
@@ -492,6 +516,9 @@ class TurnRunner:
         The turn waits for every commit before it finishes (`_committed`). False when the
         store refused the entry at once: the agent has failed then."""
         result.finished_s = self.clock()
+        loop = self._loops.get((agent.name, at.get("iteration", 0)))
+        if loop is not None:
+            result.tool_calls = [row.as_json() for row in loop.rows]
         if result.started_s is None and status != "skipped":
             result.started_s = result.finished_s
         result.status = status

@@ -22,6 +22,36 @@ from cantata.yamlsource import DataSource, Loc, Source, describe_validation_erro
 Need = Literal["reasoning", "code", "tool_use", "chat"]
 
 
+class ToolEntry(BaseModel):
+    """One tool of a model agent: `function: module.fn` (a Python callable, on a worker
+    thread) or `sandbox: module.fn` (a function beside the pipeline, run under bubblewrap)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    function: str | None = Field(None, description="Dotted path to a Python callable.")
+    sandbox: str | None = Field(
+        None, description="module.function of a module beside the pipeline, run under bubblewrap."
+    )
+    name: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_-]{1,64}$", description="What the model calls it; default: the function's name."
+    )
+    description: str | None = Field(None, description="What the model reads; default: the docstring.")
+    side_effects: bool = Field(
+        False, description="A call that started but has no recorded result is never repeated on resume."
+    )
+    approve: bool = Field(False, description="A person approves each call (not available yet).")
+    timeout_s: float = Field(30.0, gt=0, description="Per call.")
+
+    @property
+    def target(self) -> str:
+        """The dotted path it names, whichever kind it is."""
+        return self.function or self.sandbox or ""
+
+    @property
+    def default_name(self) -> str:
+        return self.name or self.target.rpartition(".")[2]
+
+
 class AgentSpec(BaseModel):
     """One agent: a role backed by a model (or a Python function) and what it reads."""
 
@@ -55,6 +85,11 @@ class AgentSpec(BaseModel):
         "correct it, or raise cantata.Rejected to have the model write it once more; on "
         "ctx.last_chance it must return a safe output.",
     )
+    tools: list[ToolEntry] = Field(
+        default_factory=list, description="Tools the model may call before it answers (model agents only)."
+    )
+    max_steps: int = Field(8, ge=1, le=100, description="Model calls of a tool loop, the final answer's included.")
+    max_tool_calls: int = Field(16, ge=1, le=1000, description="Tool calls of a tool loop, failed ones included.")
     timeout_s: float = Field(120.0, gt=0, description="Per attempt.")
     retries: int = Field(0, ge=0, le=10, description="Extra attempts after a failure, with backoff.")
     max_tokens: int = Field(512, gt=0)
@@ -177,6 +212,8 @@ def check_spec(spec: PipelineSpec, source: Source) -> None:
 
 def _allowed_keys(loc: Loc) -> list[str]:
     models: dict[str, type[BaseModel]] = {"agents": AgentSpec, "loop": LoopSpec}
+    if len(loc) >= 4 and loc[0] == "agents" and loc[2] == "tools":
+        return list(ToolEntry.model_fields)
     return list(models.get(str(loc[0]) if loc else "", PipelineSpec).model_fields)
 
 
@@ -201,6 +238,7 @@ def _check_graph(spec: PipelineSpec, source: Source) -> None:
                 raise SpecError(
                     f"{source.where((*here, key))}: agent '{agent.name}' is a function; '{key}' is for model agents"
                 )
+        _check_tools(agent, source, here)
         for key in ("reads", "memory", "required"):
             for j, other in enumerate(getattr(agent, key)):
                 if other not in names:
@@ -249,6 +287,31 @@ def _check_graph(spec: PipelineSpec, source: Source) -> None:
             f"{source.where(('agents', i, 'reads', j))}: the reads form a cycle "
             f"{' -> '.join(cycle)}; remove one of these reads"
         )
+
+
+def _check_tools(agent: AgentSpec, source: Source, here: Loc) -> None:
+    """Tools belong to model agents; each names one function; no two share a name."""
+    if agent.tools and agent.function is not None:
+        raise SpecError(
+            f"{source.where((*here, 'tools'))}: agent '{agent.name}' is a function; 'tools' are for model agents"
+        )
+    names: dict[str, int] = {}
+    for j, tool in enumerate(agent.tools):
+        at = (*here, "tools", j)
+        if (tool.function is None) == (tool.sandbox is None):
+            raise SpecError(
+                f"{source.where((*at, 'sandbox') if tool.sandbox else at)}: a tool is one of 'function: module.fn' or 'sandbox: module.fn', "
+                "not both and not neither"
+            )
+        if tool.approve:
+            raise SpecError(f"{source.where((*at, 'approve'))}: 'approve: true' is not available yet; remove it")
+        name = tool.default_name
+        if name in names:
+            raise SpecError(
+                f"{source.where(at)}: agent '{agent.name}' has two tools named '{name}' "
+                f"(the first at {source.mention((*here, 'tools', names[name]))}); give one a 'name'"
+            )
+        names[name] = j
 
 
 def _check_loop(spec: PipelineSpec, source: Source) -> None:

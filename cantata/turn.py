@@ -62,6 +62,13 @@ class AgentResult:
             "cut, a repeated sentence cut to its first occurrence); empty when the reply needed no repair."
         ),
     ] = dataclass_field(default_factory=list)
+    tool_calls: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description="The calls of the agent's tool loop, in order: step, index, tool, arguments, status "
+            "(ok, error, unknown), result or error, duration_s, bytes."
+        ),
+    ] = dataclass_field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _AGENT_RESULT.dump_python(self, mode="json")

@@ -19,13 +19,18 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Role = Literal["system", "user", "assistant"]
+from cantata.tools.base import ToolCall
+
+# "tool": a tool's result, in a conversation with a backend that calls tools natively.
+Role = Literal["system", "user", "assistant", "tool"]
 
 
 @dataclass(frozen=True)
 class Message:
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()  # an assistant's calls (native tool calling)
+    tool_call_id: str | None = None  # a tool message: the call it answers
 
     def as_dict(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
@@ -46,6 +51,9 @@ class CompletionRequest:
     # The reply ends where one of these would begin (it is not part of the reply); every
     # backend honours them and says which one ended a reply (`Chunk.stop`).
     stop: tuple[str, ...] = ()
+    # Tools the model may call ({"name", "description", "parameters"} each), for a backend
+    # with `native_tools`; its reply then carries the calls (`Chunk.tool_calls`).
+    tools: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -65,6 +73,8 @@ class Chunk:
     finish_reason: str | None = None
     # On the final chunk: the request's stop sequence that ended the reply, if one did.
     stop: str | None = None
+    # On the final chunk: the tools the model called (native tool calling), if it did.
+    tool_calls: list[ToolCall] | None = None
 
 
 @dataclass
@@ -81,6 +91,9 @@ class Backend(ABC):
     # Whether count_tokens runs a real tokenizer, too slow for the event loop on a long
     # history: the briefing is then built on a worker thread. The rough count is not.
     slow_count: bool = False
+    # Whether the backend sends tools and reads tool calls in the API's own fields. Else a
+    # tool loop asks for its calls as constrained JSON (cantata/tools/envelope.py).
+    native_tools: bool = False
 
     @abstractmethod
     def complete(self, request: CompletionRequest) -> AsyncGenerator[Chunk, None]:

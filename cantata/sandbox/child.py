@@ -31,7 +31,9 @@ def main() -> None:
     try:
         module = __import__(request["module"])
         function = getattr(module, request["function"])
-        output = function(request["input"])
+        # A tool of an agent takes its arguments by name; a function agent, one value.
+        value = request["input"]
+        output = function(**value) if request.get("keywords") else function(value)
         text = json.dumps({"ok": True, "output": output})
     except MemoryError:
         text = json.dumps({"ok": False, "error": "MemoryError: the tool went over its memory limit"})

@@ -73,8 +73,10 @@ async def run_tool(
     *,
     limits: Limits = Limits(),
     sandbox: bool = True,
+    keywords: bool = False,
 ) -> ToolRun:
-    """Call `module.function(value)` from the artefact `folder` in a sandboxed child."""
+    """Call `module.function(value)` (with `keywords`, `module.function(**value)`) from the
+    artefact `folder` in a sandboxed child."""
     if sandbox:
         reason = sandbox_problem()
         if reason is not None:
@@ -94,6 +96,7 @@ async def run_tool(
             "module": module,
             "function": function,
             "input": value,
+            "keywords": keywords,
             # Where the runner imports the tool from: the bind mount, or (unsandboxed) the copy.
             "folder": "/agent" if sandbox else str(agent),
             "limits": _rlimits(limits, uid),

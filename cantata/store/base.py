@@ -7,10 +7,19 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from cantata.store.protocols import AgentRegistry, BlackboardStore, EventLog, SessionLeases, SessionStore, UserData
+from cantata.store.protocols import (
+    AgentRegistry,
+    BlackboardStore,
+    EventLog,
+    SessionLeases,
+    SessionStore,
+    ToolCallLog,
+    UserData,
+)
 
 
-class Store(SessionStore, SessionLeases, BlackboardStore, EventLog, AgentRegistry, UserData, Protocol):
-    """Users, sessions (and their leases), turns, messages, the blackboard, the event log and deployed agents."""
+class Store(SessionStore, SessionLeases, BlackboardStore, ToolCallLog, EventLog, AgentRegistry, UserData, Protocol):
+    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls, the event log and
+    deployed agents."""
 
     async def close(self) -> None: ...

@@ -302,3 +302,34 @@ def m008_event_numbers(db: Connection) -> None:
         INSERT INTO event_numbers (last) SELECT COALESCE(MAX(id), 0) FROM events;
         """,
     )
+
+
+@migration
+def m009_tool_calls(db: Connection) -> None:
+    """Each tool call of an agent's tool loop (tool_loop.py), by the agent's entry it belongs
+    to (turn, agent, iteration) and its place (step, index): written when it starts and
+    again when it ends, before the loop's next step, so a resumed turn finds every completed
+    call's result and never calls it again."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE tool_calls (
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL,
+            iteration INTEGER NOT NULL DEFAULT 0,
+            step INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            call_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            status TEXT NOT NULL,
+            result TEXT,
+            error TEXT,
+            duration_s REAL,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            side_effects INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (turn_id, agent, iteration, step, idx)
+        ) WITHOUT ROWID;
+        """,
+    )

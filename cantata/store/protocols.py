@@ -29,6 +29,7 @@ from cantata.store.rows import (
     StartedTurn,
     TurnContext,
     TurnRef,
+    ToolCallRow,
     TurnRow,
     UnfinishedTurn,
 )
@@ -180,6 +181,20 @@ class BlackboardStore(Protocol):
 
     async def latest_outputs(self, user_id: str, agents: list[str], before_turn: int) -> dict[str, EntryRow]:
         """Each agent's latest successful entry for this user, from turns before `before_turn`."""
+        ...
+
+
+class ToolCallLog(Protocol):
+    """Agents' tool calls, each recorded when it starts and again when it ends."""
+
+    def record_tool_calls(self, rows: Sequence[ToolCallRow]) -> Awaitable[None]:
+        """Queue the rows (a call's row replaces the one at its place: turn, agent,
+        iteration, step, index) and return what settles once they are committed."""
+        ...
+
+    async def tool_calls(self, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
+        """The calls of these turns, by turn id (each id asked for has a list), each turn's
+        by agent, iteration, step and index."""
         ...
 
 

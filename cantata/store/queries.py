@@ -16,7 +16,17 @@ from typing import Any, TypeVar, cast
 from cantata.events import Event, EventType
 from cantata.store.connection import Connection
 from cantata.store.protocols import RECENT_TURNS
-from cantata.store.rows import EntryRow, Forgotten, PastTurn, SessionRow, SessionSummary, TurnContext, TurnRef, TurnRow
+from cantata.store.rows import (
+    EntryRow,
+    Forgotten,
+    PastTurn,
+    SessionRow,
+    SessionSummary,
+    ToolCallRow,
+    TurnContext,
+    TurnRef,
+    TurnRow,
+)
 
 # An event as stored: (turn_id, type, agent, at_s, wall, data as JSON text).
 EventValues = tuple[int, str, str | None, float, float, str]
@@ -32,11 +42,18 @@ INSERT_REPLY = (
     "INSERT INTO messages (turn_id, role, agent, content, created_at) SELECT ?, 'assistant', ?, ?, ?"
     " WHERE NOT EXISTS (SELECT 1 FROM messages WHERE turn_id = ? AND role = 'assistant' AND agent = ?)"
 )
+# Safe to run again after a commit whose outcome was lost: a call's row is replaced by its own.
+UPSERT_TOOL_CALL = (
+    "INSERT INTO tool_calls (turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error,"
+    " duration_s, bytes, side_effects, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (turn_id, agent, iteration, step, idx) DO UPDATE SET status = excluded.status,"
+    " result = excluded.result, error = excluded.error, duration_s = excluded.duration_s, bytes = excluded.bytes"
+)
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
 CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
 ALL = 2**63 - 1  # as a LIMIT: no limit (PostgreSQL takes no negative one)
 
-R = TypeVar("R", EntryRow, Event)
+R = TypeVar("R", EntryRow, Event, ToolCallRow)
 
 
 def marks(values: Sized) -> str:
@@ -331,3 +348,22 @@ def forget_user(db: Connection, user_id: str) -> Forgotten:
     db.execute("UPDATE event_numbers SET last = (SELECT MAX(id) FROM events) WHERE last < (SELECT MAX(id) FROM events)")
     db.execute("DELETE FROM users WHERE id = ?", (user_id,))  # cascades to sessions, turns, entries, events
     return Forgotten(int(sessions), turns, tuple(sorted(versions)), tuple(emptied))
+
+
+def tool_calls(db: Connection, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
+    rows: list[ToolCallRow] = []
+    for chunk_marks, chunk in in_chunks(turn_ids):
+        rows += [
+            ToolCallRow(
+                turn_id, agent, iteration, step, idx, call_id, tool, json.loads(arguments), status, result, error,
+                duration_s, bytes_, bool(side_effects),
+            )
+            for turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error, duration_s,
+            bytes_, side_effects in db.execute(
+                "SELECT turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error,"
+                f" duration_s, bytes, side_effects FROM tool_calls WHERE turn_id IN ({chunk_marks})"
+                " ORDER BY turn_id, agent, iteration, step, idx",
+                chunk,
+            )
+        ]  # fmt: skip
+    return by_turn(turn_ids, rows)

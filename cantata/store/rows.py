@@ -7,7 +7,7 @@ the blackboard, the server's views) depend on these and not on a store.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,46 @@ class EntryRow:
     output: Any
     error: str | None
     iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
+
+
+ToolCallStatus = Literal["started", "ok", "error", "unknown"]
+
+
+@dataclass(frozen=True)
+class ToolCallRow:
+    """One call of an agent's tool loop, as recorded: `started` until it ends, then `ok`
+    (with its result), `error`, or `unknown` (it had side effects and was interrupted: the
+    agent was told, and it was not repeated)."""
+
+    turn_id: int
+    agent: str
+    iteration: int
+    step: int  # the loop's step (model call) that asked for it, from 1
+    index: int  # its place among that step's calls, from 0
+    call_id: str
+    tool: str
+    arguments: Any
+    status: ToolCallStatus
+    result: str | None = None  # what the model read (capped)
+    error: str | None = None
+    duration_s: float | None = None
+    bytes: int = 0  # of the result (or error) as the tool returned it, before the cap
+    side_effects: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "index": self.index,
+            "id": self.call_id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "status": self.status,
+            "result": self.result,
+            "error": self.error,
+            "duration_s": None if self.duration_s is None else round(self.duration_s, 6),
+            "bytes": self.bytes,
+            "iteration": self.iteration,
+        }
 
 
 class TurnRef(NamedTuple):

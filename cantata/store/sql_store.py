@@ -40,6 +40,7 @@ from cantata.store.rows import (
     StartedTurn,
     TurnContext,
     TurnRef,
+    ToolCallRow,
     TurnRow,
     UnfinishedTurn,
 )
@@ -356,6 +357,26 @@ class SqlStore(ABC, Generic[C]):
         if not agents:
             return {}
         return await self._read(lambda db: queries.latest_outputs(db, user_id, agents, before_turn))
+
+    # -- tool calls -----------------------------------------------------------------------
+
+    def record_tool_calls(self, rows: Sequence[ToolCallRow]) -> Awaitable[None]:
+        now = time.time()
+        values = [
+            (
+                r.turn_id, r.agent, r.iteration, r.step, r.index, r.call_id, r.tool, encode_lenient(r.arguments),
+                r.status, r.result, r.error, r.duration_s, r.bytes, int(r.side_effects), now,
+            )
+            for r in rows
+        ]  # fmt: skip
+
+        def write(db: C) -> None:
+            db.executemany(queries.UPSERT_TOOL_CALL, values)
+
+        return self._committer.write(write)
+
+    async def tool_calls(self, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
+        return await self._read(lambda db: queries.tool_calls(db, turn_ids))
 
     # -- events ---------------------------------------------------------------------------
 
