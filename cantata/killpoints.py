@@ -4,7 +4,9 @@ process stop itself with SIGKILL when a turn reaches that point, as a crash ther
 Points: `after_message` (the user's message is stored), `after_write:AGENT` (the agent's
 entry is committed), `early_delivered` (the early reply is published, not yet committed),
 `finishing` (the turn's status is queued, not yet committed), `loop_iteration:N` (an
-iteration of the loop starts), `compaction` (the summary is written, not yet stored).
+iteration of the loop starts), `compaction` (the summary is written, not yet stored),
+`tool_call:TOOL` (a call of an agent's tool has started, its result not yet stored),
+`tool_step:N` (step N of a tool loop has its calls' results stored, before the next step).
 Unset, `reached` is one dictionary look-up.
 """
 
