@@ -210,7 +210,7 @@ class ToolLoop:
         calls = [replace(call, id=call.id or f"call_{step}_{i}") for i, call in enumerate(calls)]
         if self.native:
             self.messages.append(Message("assistant", text, tool_calls=tuple(calls)))
-            self.messages += [Message("tool", result, tool_call_id=c.id) for c, result in zip(calls, results)]
+            self.messages += [Message("tool", result, tool_call_id=c.id) for c, result in zip(calls, results, strict=True)]
             return
         asked = text or json.dumps({"tool_calls": [{"name": c.name, "arguments": c.arguments} for c in calls]})
         told = "\n".join(f"### {c.name} ({c.id})\n{result}" for c, result in zip(calls, results, strict=True))

@@ -724,3 +724,104 @@ async def test_server_stream_is_closed_at_once_on_timeout_and_cancel(llama_serve
         chunks = await collect(backend, short)
     assert chunks[-1].finish_reason == "length"
     await backend.close()
+
+
+# -- tool calls ------------------------------------------------------------------------------
+
+TOOL = {
+    "name": "weather",
+    "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+def tool_delta(
+    index: int, *, id: str | None = None, name: str | None = None, arguments: str | None = None
+) -> dict[str, Any]:
+    call: dict[str, Any] = {"index": index}
+    if id is not None:
+        call.update(id=id, type="function")
+    function = {k: v for k, v in (("name", name), ("arguments", arguments)) if v is not None}
+    call["function"] = function
+    return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+
+
+async def test_tools_are_sent_and_streamed_tool_calls_are_gathered_by_index() -> None:
+    """As vLLM's hermes parser streams Qwen3's calls: id and name first, arguments in pieces."""
+    server = Server(
+        sse(
+            delta("", role="assistant"),
+            tool_delta(0, id="chatcmpl-tool-a", name="weather"),
+            tool_delta(0, arguments='{"city": '),
+            tool_delta(0, arguments='"Oslo"}'),
+            tool_delta(1, id="chatcmpl-tool-b", name="weather"),
+            tool_delta(1, arguments='{"city": "Rome"}'),
+            delta(finish="tool_calls"),
+            usage_event(40, 12),
+        )
+    )
+    backend = backend_for(server)
+    chunks = await collect(backend, CompletionRequest(MESSAGES, tools=(TOOL,)))
+    await backend.close()
+    (body,) = server.bodies()
+    assert body["tools"] == [{"type": "function", "function": TOOL}]
+    assert body["tool_choice"] == "auto" and body["stream"] is True
+    final = chunks[-1]
+    assert final.finish_reason == "tool_calls"
+    assert final.tool_calls is not None
+    assert [(c.id, c.name, c.arguments) for c in final.tool_calls] == [
+        ("chatcmpl-tool-a", "weather", {"city": "Oslo"}),
+        ("chatcmpl-tool-b", "weather", {"city": "Rome"}),
+    ]
+
+
+async def test_tool_calls_in_a_whole_body_and_arguments_that_are_not_json() -> None:
+    body = {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "x", "type": "function", "function": {"name": "weather", "arguments": "{oops"}}
+                    ],
+                },
+            }
+        ],
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=body)
+
+    backend = backend_for(handler, dialect="llama-cpp-python")
+    chunks = await collect(backend, CompletionRequest(MESSAGES, tools=(TOOL,)))
+    await backend.close()
+    assert chunks[-1].tool_calls is not None
+    assert [(c.id, c.name, c.arguments) for c in chunks[-1].tool_calls] == [("x", "weather", "{oops")]
+
+
+async def test_a_conversation_with_tool_calls_goes_out_in_the_api_fields() -> None:
+    from cantata.tools import ToolCall
+
+    server = Server(sse(delta("Sunny."), delta(finish="stop")))
+    backend = backend_for(server, dialect="llama-cpp-python")
+    messages = [
+        *MESSAGES,
+        Message("assistant", "", tool_calls=(ToolCall("c1", "weather", {"city": "Oslo"}),)),
+        Message("tool", "sunny, 21 C", tool_call_id="c1"),
+    ]
+    await collect(backend, CompletionRequest(messages, tools=(TOOL,)))
+    await backend.close()
+    (body,) = server.bodies()
+    assert body["stream"] is False and "stream_options" not in body  # that server cannot stream "auto"
+    assert body["messages"][2] == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}
+        ],
+    }
+    assert body["messages"][3] == {"role": "tool", "content": "sunny, 21 C", "tool_call_id": "c1"}

@@ -338,9 +338,7 @@ async def test_the_loop_fails_clearly_at_max_steps(write: WriteFile, home: Path,
     assert len(logged(calls_log)) == 3
 
 
-async def test_a_tool_result_never_reaches_another_agents_prompt(
-    write: WriteFile, home: Path, calls_log: Path
-) -> None:
+async def test_a_tool_result_never_reaches_another_agents_prompt(write: WriteFile, home: Path, calls_log: Path) -> None:
     """Only the agent's output is read downstream; its tools' results stay in its own conversation."""
     from cantata.backends.scripted import ScriptedBackend
 

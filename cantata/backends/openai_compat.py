@@ -13,6 +13,11 @@ servers is named by the instance's `dialect`:
 
 `guided_*` fields are never sent: vLLM removed them and ignores them silently.
 
+Tools go in the standard `tools` field with `tool_choice: "auto"`; the calls come back in
+`tool_calls`, whole or as streamed deltas (by index: the id and name first, the arguments
+in pieces), as vLLM's hermes parser sends them for Qwen3. llama-cpp-python's server cannot
+stream an automatic tool choice, so with that dialect a request with tools is not streamed.
+
 Reasoning is kept out of the answer whichever way it arrives: as `delta.reasoning` /
 `delta.reasoning_content` (a server running a reasoning parser) or as a leading
 `<think>...</think>` block in the content (one that does not), tags split across stream
@@ -52,6 +57,7 @@ from cantata.errors import (
     BackendUnavailable,
     ConfigError,
 )
+from cantata.tools import ToolCall
 
 CHECK_TIMEOUT_S = 5.0
 CONNECT_TIMEOUT_S = 10.0
@@ -80,6 +86,8 @@ class _StreamError(Exception):
 
 
 class OpenAICompatBackend(Backend):
+    native_tools = True
+
     def __init__(self, config: InstanceConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.name = config.name
         self.config = config
@@ -149,6 +157,7 @@ class OpenAICompatBackend(Backend):
                         break  # leaving the block closes the response: the server stops generating
                 if not state.done and state.finish_reason is None and not cap.cut and scanner.matched is None:
                     raise _Malformed("the stream ended before [DONE]")
+                calls = state.tool_calls()
                 answer, reasoning = splitter.flush()
                 answer = scanner.feed(answer) + scanner.flush()
                 if answer or reasoning:
@@ -156,7 +165,7 @@ class OpenAICompatBackend(Backend):
                 usage = state.result(request, self.count_tokens)
                 stop = scanner.matched or (state.stop_reason if state.stop_reason in request.stop else None)
                 finish = "length" if cap.cut else "stop" if stop is not None else state.finish_reason
-                yield Chunk(usage=usage, finish_reason=finish, stop=stop)
+                yield Chunk(usage=usage, finish_reason=finish, stop=stop, tool_calls=calls)
 
     # count_tokens: the base class's rough count. Servers' tokenize endpoints differ (vLLM
     # /tokenize at the root, llama-server /tokenize, llama-cpp-python /extras/tokenize,
@@ -193,6 +202,12 @@ class OpenAICompatBackend(Backend):
             # in the reasoning as well, which would end a thinking model's reply before its
             # answer; llama-cpp-python's server would stop without saying why.
             body["stop"] = list(request.stop)
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": tool} for tool in request.tools]
+            body["tool_choice"] = "auto"
+            if self.config.dialect == "llama-cpp-python":  # its automatic tool choice cannot stream
+                body["stream"] = False
+                del body["stream_options"]
         if request.thinking is not None:
             body["chat_template_kwargs"] = {"enable_thinking": request.thinking}
         if self.config.priority_scheduling:
@@ -407,6 +422,7 @@ class _StreamState:
         self.finish_reason: str | None = None
         self.stop_reason: Any = None  # vLLM: the stop string (or token id) that ended the reply
         self.server_reasons = False
+        self.calls: dict[int, dict[str, str]] = {}  # tool calls by index: id, name, arguments so far
 
     def read_event(self, event: dict[str, Any], splitter: _ThinkSplitter) -> tuple[str, str]:
         usage = event.get("usage")
@@ -430,6 +446,7 @@ class _StreamState:
         delta = choice.get("delta", choice.get("message")) or {}
         if not isinstance(delta, dict):
             raise _Malformed("'delta' is not an object")
+        self._read_calls(delta.get("tool_calls"))
         reasoning = self.cap.take(_text_field(delta, "reasoning") or _text_field(delta, "reasoning_content"))
         content = self.cap.take(_text_field(delta, "content"))
         if reasoning or content:
@@ -438,6 +455,42 @@ class _StreamState:
             splitter.server_reasons()
         answer, inline_reasoning = splitter.feed(content)
         return answer, reasoning + inline_reasoning
+
+    def _read_calls(self, calls: Any) -> None:
+        """Tool calls, whole (a `message`) or in pieces (deltas), gathered by index."""
+        if calls is None:
+            return
+        if not isinstance(calls, list):
+            raise _Malformed("'tool_calls' is not a list")
+        for position, call in enumerate(calls):
+            if not isinstance(call, dict) or not isinstance(call.get("function", {}), dict):
+                raise _Malformed("a tool call is not an object with a 'function' object")
+            index = call.get("index", position)
+            if not isinstance(index, int):
+                raise _Malformed(f"a tool call's index is not a number: {index!r}")
+            gathered = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+            function = call.get("function") or {}
+            if isinstance(call.get("id"), str):
+                gathered["id"] = call["id"]
+            gathered["name"] += _text_field(function, "name")
+            arguments = function.get("arguments")
+            if isinstance(arguments, dict):  # some servers send the object itself
+                arguments = json.dumps(arguments)
+            gathered["arguments"] += self.cap.take(arguments if isinstance(arguments, str) else "")
+
+    def tool_calls(self) -> list[ToolCall] | None:
+        """The calls the reply made; arguments that are not JSON stay text (the tool loop
+        tells the model they must be an object)."""
+        if not self.calls:
+            return None
+        calls = []
+        for index, call in sorted(self.calls.items()):
+            try:
+                arguments: Any = json.loads(call["arguments"] or "{}")
+            except ValueError:
+                arguments = call["arguments"]
+            calls.append(ToolCall(call["id"] or f"call_{index}", call["name"], arguments))
+        return calls
 
     def result(self, request: CompletionRequest, count: Callable[[str], int]) -> Usage:
         if self.reported is not None:
@@ -557,9 +610,21 @@ def _partial_suffix(text: str, tag: str) -> int:
 # -- messages ------------------------------------------------------------------------------
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, str]]:
-    """The messages as the request carries them: every content as plain text (plain_text.py)."""
-    return [{"role": m.role, "content": plain_text(m.content)} for m in messages]
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The messages as the request carries them: every content as plain text (plain_text.py),
+    an assistant's tool calls and a tool's result in their own fields."""
+    wired: list[dict[str, Any]] = []
+    for m in messages:
+        message: dict[str, Any] = {"role": m.role, "content": plain_text(m.content)}
+        if m.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in m.tool_calls
+            ]
+        if m.tool_call_id is not None:
+            message["tool_call_id"] = m.tool_call_id
+        wired.append(message)
+    return wired
 
 
 def _one_line(text: str) -> str:

@@ -27,9 +27,9 @@ from cantata.store.rows import (
     SessionRow,
     SessionSummary,
     StartedTurn,
+    ToolCallRow,
     TurnContext,
     TurnRef,
-    ToolCallRow,
     TurnRow,
     UnfinishedTurn,
 )

@@ -86,9 +86,7 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> type[BaseModel]:
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         fields[parameter.name] = (hints.get(parameter.name, Any), default)
     try:
-        model: type[BaseModel] = create_model(
-            f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-        )
+        model: type[BaseModel] = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
         model.model_json_schema()
     except Exception as exc:  # pydantic's errors for a hint it cannot describe
         raise ValueError(f"the parameters of '{name}' cannot be described as JSON Schema: {exc}") from None

@@ -14,7 +14,14 @@ from cantata.errors import ToolError
 from cantata.sandbox import Limits, run_tool
 from cantata.tools.base import result_text
 
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
+_JSON_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+}
 
 
 class SandboxTool:

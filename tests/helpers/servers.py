@@ -95,11 +95,15 @@ class ServerProcess:
 class LlamaServer(ServerProcess):
     name = "llama_cpp.server"
 
-    def __init__(self, log_dir: Path, *, context: int = 2048, port: int | None = None) -> None:
+    def __init__(
+        self, log_dir: Path, *, context: int = 2048, port: int | None = None, chat_format: str | None = None
+    ) -> None:
         self.port = port or free_port()  # a port given: the same server started again
         self.url = f"http://127.0.0.1:{self.port}/v1"
         command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path())]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(context)]
+        if chat_format is not None:  # e.g. chatml-function-calling: tools and tool_calls
+            command += ["--chat_format", chat_format]
         super().__init__(log_dir / "server.log", command, f"{self.url}/models")
 
 
