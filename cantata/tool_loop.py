@@ -76,7 +76,7 @@ class ToolLoop:
         self._validators = {tool.name: Draft202012Validator(tool.parameters) for tool in tools}
         self.definitions = tuple(definition(tool) for tool in tools)
         # A backend without native tool calls answers in JSON of this shape (envelope.py).
-        self.schema = None if native else envelope_schema(tools, output_schema)
+        self.schema = None if native else envelope_schema(tools, output_schema, max_calls=agent.max_tool_calls)
         self.messages: list[Message] = []
         self.rows: list[ToolCallRow] = []  # every call so far, in order, as last recorded
         self.steps = 0  # model calls made
@@ -210,7 +210,9 @@ class ToolLoop:
         calls = [replace(call, id=call.id or f"call_{step}_{i}") for i, call in enumerate(calls)]
         if self.native:
             self.messages.append(Message("assistant", text, tool_calls=tuple(calls)))
-            self.messages += [Message("tool", result, tool_call_id=c.id) for c, result in zip(calls, results, strict=True)]
+            self.messages += [
+                Message("tool", result, tool_call_id=c.id) for c, result in zip(calls, results, strict=True)
+            ]
             return
         asked = text or json.dumps({"tool_calls": [{"name": c.name, "arguments": c.arguments} for c in calls]})
         told = "\n".join(f"### {c.name} ({c.id})\n{result}" for c, result in zip(calls, results, strict=True))

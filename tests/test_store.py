@@ -1,11 +1,12 @@
 """The store's conformance tests, through its protocols only (one section per concern:
-`SessionStore`, `BlackboardStore`, `EventLog`, `AgentRegistry`, `UserData`): every test
+`SessionStore`, `BlackboardStore`, `ToolCallLog`, `EventLog`, `AgentRegistry`, `UserData`): every test
 runs once per implementation (`STORE_IMPLEMENTATIONS` in conftest.py), so a new store
 joins by adding itself there."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import math
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import Forgotten, InstanceEvent, SessionRow, Store, TurnContext, TurnRef
+from cantata.store import Forgotten, InstanceEvent, SessionRow, Store, ToolCallRow, TurnContext, TurnRef
 from tests.helpers.stores import StoreFactory
 
 
@@ -375,6 +376,32 @@ async def test_an_output_that_is_not_json_data_fails_with_a_store_error_and_writ
                 turn_id=turn_id, user_id="ana", agent="tags", status="ok", output=output, error=None
             )
     assert await store.entries(turn_id) == {}
+
+
+# -- ToolCallLog ---------------------------------------------------------------------------
+
+
+async def test_a_tool_call_is_recorded_started_then_replaced_by_its_outcome(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    _, other = await new_turn(store, "bo")
+    started = ToolCallRow(turn_id, "a", 0, 1, 0, "c1", "add", {"a": 1, "b": [2, "é"]}, "started", side_effects=True)
+    second = ToolCallRow(turn_id, "a", 0, 1, 1, "c2", "add", {}, "started")
+    looped = ToolCallRow(turn_id, "a", 2, 1, 0, "c3", "add", {}, "error", error="bad", duration_s=0.5, bytes=3)
+    await store.record_tool_calls([started, second, looped])
+    done = dataclasses.replace(started, status="ok", result="3", duration_s=0.25, bytes=1)
+    await store.record_tool_calls([done])
+    calls = await store.tool_calls([turn_id, other])
+    assert calls == {turn_id: [done, second, looped], other: []}
+    assert calls[turn_id][0].arguments == {"a": 1, "b": [2, "é"]} and calls[turn_id][0].side_effects
+
+
+async def test_a_users_tool_calls_are_exported_and_forgotten_with_their_turns(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    await store.record_tool_calls([ToolCallRow(turn_id, "a", 0, 1, 0, "c", "t", {}, "ok", result="secret")])
+    (exported,) = (await store.export_user("ana"))["sessions"][0]["turns"]
+    assert [(c["agent"], c["tool"], c["result"]) for c in exported["tool_calls"]] == [("a", "t", "secret")]
+    await store.forget_user("ana")
+    assert await store.tool_calls([turn_id]) == {turn_id: []}
 
 
 # -- EventLog ------------------------------------------------------------------------------

@@ -130,6 +130,7 @@ def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
         "006_deployed_agents",
         "007_session_leases",
         "008_event_numbers",
+        "009_tool_calls",
     ]
 
 
@@ -210,7 +211,7 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
     assert [t.replies for t in await store.turns(session.id)][-1] == [("a", "early"), ("b", f"reply {turns - 1}")]
     await store.close()
     assert counted == {
-        "export": 6,  # BEGIN, the four reads, COMMIT: one snapshot
+        "export": 7,  # BEGIN, the five reads, COMMIT: one snapshot
         "turns": 1,
         "memory": 1,
         "user turns": 1,

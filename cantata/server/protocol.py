@@ -455,6 +455,9 @@ class ExportedTurn(BaseModel):
     messages: list[ExportedMessage]
     blackboard: dict[str, ExportedEntry] = Field(description="Each agent's entry (a looped agent's last).")
     earlier_iterations: list[ExportedEntry] | None = Field(None, description="A loop's earlier entries, if any.")
+    tool_calls: list[dict[str, Any]] | None = Field(
+        None, description="The calls of the agents' tool loops (agent, step, tool, arguments, result...), if any."
+    )
 
 
 class ExportedSession(BaseModel):

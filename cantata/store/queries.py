@@ -277,8 +277,8 @@ def entry(row: tuple[Any, ...]) -> EntryRow:
 
 
 def export_user(db: Connection, user_id: str) -> dict[str, Any]:
-    """Everything stored about the user in four statements (sessions, turns, messages,
-    entries), however many turns they had, assembled here."""
+    """Everything stored about the user in five statements (sessions, turns, messages,
+    entries, tool calls), however many turns they had, assembled here."""
     sessions: dict[str, dict[str, Any]] = {
         sid: {"session": sid, "pipeline": pipeline, "created_at": created, "summary": text, "turns": []}
         for sid, pipeline, created, text in db.execute(
@@ -311,6 +311,8 @@ def export_user(db: Connection, user_id: str) -> dict[str, Any]:
         ]
         if earlier:
             turns[turn_id]["earlier_iterations"] = earlier
+    for call in tool_call_rows(db, f"turn_id IN ({of_user})", (user_id,)):
+        turns[call.turn_id].setdefault("tool_calls", []).append({"agent": call.agent, **call.as_json()})
     return {"user": user_id, "sessions": list(sessions.values())}
 
 
@@ -353,17 +355,21 @@ def forget_user(db: Connection, user_id: str) -> Forgotten:
 def tool_calls(db: Connection, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
     rows: list[ToolCallRow] = []
     for chunk_marks, chunk in in_chunks(turn_ids):
-        rows += [
-            ToolCallRow(
-                turn_id, agent, iteration, step, idx, call_id, tool, json.loads(arguments), status, result, error,
-                duration_s, bytes_, bool(side_effects),
-            )
-            for turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error, duration_s,
-            bytes_, side_effects in db.execute(
-                "SELECT turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error,"
-                f" duration_s, bytes, side_effects FROM tool_calls WHERE turn_id IN ({chunk_marks})"
-                " ORDER BY turn_id, agent, iteration, step, idx",
-                chunk,
-            )
-        ]  # fmt: skip
+        rows += tool_call_rows(db, f"turn_id IN ({chunk_marks})", chunk)
     return by_turn(turn_ids, rows)
+
+
+def tool_call_rows(db: Connection, where: str, params: Sequence[Any]) -> list[ToolCallRow]:
+    return [
+        ToolCallRow(
+            turn_id, agent, iteration, step, idx, call_id, tool, json.loads(arguments), status, result, error,
+            duration_s, bytes_, bool(side_effects),
+        )
+        for turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error, duration_s,
+        bytes_, side_effects in db.execute(
+            "SELECT turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error,"
+            f" duration_s, bytes, side_effects FROM tool_calls WHERE {where}"
+            " ORDER BY turn_id, agent, iteration, step, idx",
+            params,
+        )
+    ]  # fmt: skip

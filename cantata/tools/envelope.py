@@ -15,8 +15,10 @@ from cantata.structured import parse_json_reply
 from cantata.tools.base import Tool, ToolCall
 
 
-def envelope_schema(tools: Sequence[Tool], output: dict[str, Any] | None) -> dict[str, Any]:
-    """The schema of one step's reply; each tool's arguments constrained by its own schema.
+def envelope_schema(tools: Sequence[Tool], output: dict[str, Any] | None, *, max_calls: int) -> dict[str, Any]:
+    """The schema of one step's reply; each tool's arguments constrained by its own schema,
+    and no more calls than the loop allows (a small model otherwise repeats a call until
+    its tokens run out).
     `$defs` of the output's and the tools' schemas are lifted to the root, where their
     `#/$defs/...` references point."""
     defs: dict[str, Any] = {}
@@ -41,7 +43,9 @@ def envelope_schema(tools: Sequence[Tool], output: dict[str, Any] | None) -> dic
             {"type": "object", "properties": {"final": final}, "required": ["final"]},
             {
                 "type": "object",
-                "properties": {"tool_calls": {"type": "array", "minItems": 1, "items": {"anyOf": calls}}},
+                "properties": {
+                    "tool_calls": {"type": "array", "minItems": 1, "maxItems": max_calls, "items": {"anyOf": calls}}
+                },
                 "required": ["tool_calls"],
             },
         ]
