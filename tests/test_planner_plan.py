@@ -17,7 +17,7 @@ from cantata import bundled as bundled_pipelines
 from cantata.config import InstancesConfig
 from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
-from cantata.planner.emit import SCRIPT_FILE, emit_vllm, next_steps
+from cantata.planner.emit import SCRIPT_FILE, emit_vllm, next_steps, vllm_args
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import PlanInfeasible, make_plan
@@ -466,3 +466,21 @@ def test_the_json_plan_reports_kv_cache_per_token() -> None:
     (inst,) = json.loads(result.stdout)["instances"]
     assert inst["kv_bytes_per_token"] == 96 * 1024
     assert inst["kv_tokens"] * inst["kv_bytes_per_token"] <= inst["gpu_memory_utilization"] * 24e9
+
+
+def test_emit_vllm_enables_tool_calls_for_instances_whose_roles_have_tools(tmp_path: Path) -> None:
+    (tmp_path / "acts.py").write_text("def look(key: str) -> str:\n    return key\n")
+    agents = [
+        {"name": "talker", "model": "chat", "prompt": "x"},
+        {"name": "actor", "model": "act", "prompt": "x", "reads": ["talker"], "tools": [{"function": "acts.look"}]},
+    ]
+    path = tmp_path / "tooled.yaml"
+    path.write_text(yaml.safe_dump({"name": "tooled", "agents": agents}))
+    plan = planned(path, "2x4090", "actor=qwen3-30b-a3b:awq", "talker=qwen3-8b:awq")
+    flagged = {inst.name for inst in plan.instances if "--tool-call-parser" in " ".join(vllm_args(inst, plan))}
+    actor = next(r for r in plan.roles if r.name == "actor")
+    talker = next(r for r in plan.roles if r.name == "talker")
+    assert actor.tools and actor.need == "chat"  # the tools alone ask for the flags
+    assert actor.instance in flagged and talker.instance not in flagged
+    script = emit_vllm(plan)
+    assert script.count("--enable-auto-tool-choice") == 1 and script.count("--tool-call-parser hermes") == 1

@@ -87,8 +87,8 @@ def vllm_args(inst: PlannedInstance, plan: Plan) -> list[str]:
         args += ["--tokenizer", inst.hf_repo]
     if inst.reasoning_parser:
         args += ["--reasoning-parser", inst.reasoning_parser]
-    needs = {r.need for r in plan.roles if r.instance == inst.name}
-    if "tool_use" in needs and inst.tool_parser:
+    served = [r for r in plan.roles if r.instance == inst.name]
+    if any(r.need == "tool_use" or r.tools for r in served) and inst.tool_parser:
         args += ["--enable-auto-tool-choice", "--tool-call-parser", inst.tool_parser]
     if inst.pipeline_parallel > 1:
         args += ["--distributed-executor-backend", "ray"]

@@ -58,6 +58,7 @@ class PlannedRole(BaseModel):
     prompt_tokens: int
     output_tokens: int
     context: int
+    tools: bool = False  # it calls tools (the pipeline lists some for it)
 
 
 class PlannedInstance(BaseModel):
@@ -371,6 +372,7 @@ def _assemble(
                 prompt_tokens=role.prompt_tokens,
                 output_tokens=role.output_tokens,
                 context=role.context,
+                tools=role.tools,
             )
         )
 

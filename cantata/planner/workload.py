@@ -34,6 +34,7 @@ class Role(BaseModel):
     reads: list[str]
     priority: int
     deliver: str | None
+    tools: bool = False  # it calls tools: its server must parse tool calls
 
     @property
     def context(self) -> int:
@@ -70,6 +71,7 @@ class Workload:
                 min_context=agent.min_context,
                 reads=list(agent.reads),
                 priority=agent.priority,
+                tools=bool(agent.tools),
                 deliver=agent.deliver,
             )
         self.roles = roles
