@@ -428,3 +428,32 @@ async def test_a_resumed_loop_reads_back_completed_calls_and_tells_the_model_of_
     assert tool_messages[0].content == "3"
     assert tool_messages[1].content.startswith("outcome unknown")
     assert tool_messages[2].content == "10"
+
+
+async def test_the_rest_api_and_run_json_show_the_calls(write: WriteFile, home: Path, calls_log: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers.server_app import chat_body, client, make_app, running
+
+    write("calc.py", CALC)
+    pipeline = write("p.yaml", PIPELINE.format(max_steps=4, max_calls=4))
+    steps = [{"tool_calls": [call("add", a=2, b=3)]}, {"final": "5"}]
+    replies = write("replies.yaml", "calc: " + json.dumps(steps) + "\n")
+    config = write("instances.yaml", f"instances:\n  - name: steady\n    backend: scripted\n    replies: {replies}\n")
+    async with running(make_app(config, home, pipelines=[pipeline])) as app, client(app) as c:
+        body = (await c.post("/v1/chat/completions", json=chat_body("2 + 3?", model="tooled"))).json()
+        board = (await c.get(f"/api/turns/{body['cantata']['turn_id']}/blackboard")).json()
+    (entry,) = board["entries"]
+    assert [(t["step"], t["tool"], t["arguments"], t["status"], t["result"]) for t in entry["tool_calls"]] == [
+        (1, "add", {"a": 2, "b": 3}, "ok", "5")
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "cantata", "run", str(pipeline), "-m", "2 + 3?", "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    (agent,) = json.loads(done.stdout)["agents"]
+    assert [(t["tool"], t["result"]) for t in agent["tool_calls"]] == [("add", "5")]

@@ -325,11 +325,28 @@ class TurnDetail(BaseModel):
     finished_at: float | None
 
 
+class ToolCallInfo(BaseModel):
+    """One call of an agent's tool loop, as recorded."""
+
+    step: int = Field(description="The loop's step (model call) that asked for it, from 1.")
+    index: int = Field(description="Its place among that step's calls, from 0.")
+    id: str
+    tool: str
+    arguments: Any
+    status: str = Field(description="ok, error, unknown (interrupted with side effects: not repeated) or started.")
+    result: str | None = Field(description="What the model read (untrusted text, capped).")
+    error: str | None
+    duration_s: float | None
+    bytes: int = Field(description="Of the result as the tool returned it, before the cap.")
+    iteration: int
+
+
 class BlackboardEntry(BaseModel):
     agent: str
     status: str
     output: Any
     error: str | None
+    tool_calls: list[ToolCallInfo] = Field(default_factory=list, description="The calls its tool loop made.")
 
 
 class Blackboard(BaseModel):

@@ -39,6 +39,7 @@ from cantata.server.protocol import (
     PlanResponse,
     SessionDetail,
     SessionSummary,
+    ToolCallInfo,
     TurnDetail,
     TurnSummary,
 )
@@ -165,11 +166,22 @@ class Reads:
         row = await self.turn(principal, turn_id)
         events = await self.store.events(turn_id)
         entries = await self.store.entries(turn_id)
+        calls = (await self.store.tool_calls([turn_id]))[turn_id]
         return Blackboard(
             turn_id=turn_id,
             pipeline=row.pipeline,
             entries=[
-                BlackboardEntry(agent=e.agent, status=e.status, output=e.output, error=e.error)
+                BlackboardEntry(
+                    agent=e.agent,
+                    status=e.status,
+                    output=e.output,
+                    error=e.error,
+                    tool_calls=[
+                        ToolCallInfo.model_validate(c.as_json())
+                        for c in calls
+                        if (c.agent, c.iteration) == (e.agent, e.iteration)
+                    ],
+                )
                 for e in entries.values()
             ],
             conflicts=[e.data for e in events if e.type == "conflict"],
