@@ -457,3 +457,59 @@ async def test_the_rest_api_and_run_json_show_the_calls(write: WriteFile, home: 
     assert done.returncode == 0, done.stderr
     (agent,) = json.loads(done.stdout)["agents"]
     assert [(t["tool"], t["result"]) for t in agent["tool_calls"]] == [("add", "5")]
+
+
+SANDBOXED = '''
+import os
+import socket
+
+
+def lookup(key: str, default: str = "none") -> dict:
+    """Look a key up in a small table."""
+    table = {"alpha": 1, "beta": 2}
+    return {"key": key, "value": table.get(key, default), "home": os.environ.get("HOME")}
+
+
+def reach_out(host: str) -> str:
+    """Tries the network (the sandbox has none)."""
+    socket.create_connection((host, 80), timeout=2)
+    return "connected"
+'''
+
+
+@pytest.mark.skipif(
+    __import__("cantata.sandbox", fromlist=["sandbox_problem"]).sandbox_problem() is not None,
+    reason="bubblewrap unusable here",
+)
+async def test_a_sandboxed_tool_runs_under_bubblewrap_in_the_loop(write: WriteFile, home: Path) -> None:
+    write("gen.py", SANDBOXED)
+    pipeline = load_pipeline(
+        write(
+            "p.yaml",
+            """
+            name: boxed
+            agents:
+              - name: asker
+                prompt: Look it up.
+                deliver: final
+                tools:
+                  - sandbox: gen.lookup
+                  - sandbox: gen.reach_out
+                    timeout_s: 10
+            """,
+        )
+    )
+    steps = [{"tool_calls": [call("lookup", key="beta"), call("reach_out", host="example.com")]}, {"final": "2"}]
+    replies = write("replies.yaml", "asker: " + json.dumps(steps) + "\n")
+    config = write("instances.yaml", f"instances:\n  - name: s\n    backend: scripted\n    replies: {replies}\n")
+    app = Cantata(load_config(config), home=home)
+    try:
+        result = await app.run_turn(pipeline, "beta?")
+    finally:
+        await app.close()
+    (agent,) = result.agents
+    looked, reached = agent.tool_calls
+    assert json.loads(looked["result"]) == {"key": "beta", "value": 2, "home": "/tmp"}  # the sandbox's HOME
+    assert reached["status"] == "error", reached
+    assert reached["error"].startswith(("gaierror", "OSError")), reached  # no network, not even DNS
+    assert result.final is not None and result.final.text == "2"
