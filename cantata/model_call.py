@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,9 +156,13 @@ class ModelCall:
             and self.route.replicas.others_usable(self.instance)
         )
 
+    def _slot(self) -> AbstractAsyncContextManager[None]:
+        return self.instance.slot(self.rank, self.prefix)
+
     async def _attempt(self, *, first: bool) -> Any:
         agent = self.agent
-        async with self.instance.slot(self.rank, self.prefix):
+        # An agent with tools holds a slot per generation (`_generate`), not while its tools run.
+        async with self._slot() if self.loop is None else nullcontext():
             if first and self.shortcut is not None:
                 # Decided holding the slot: the agent took its place in the queue by rank the
                 # moment it was ready, so the early reply still goes first while its shortcut
@@ -289,23 +293,26 @@ class ModelCall:
         """The reply: its text, why it ended (`finish_reason`: "stop", "length", ...), and the
         tools it called (a step of a tool `loop`)."""
         agent = self.agent
-        self.result.attempts += 1
-        # The prompt is counted roughly, as if nothing were cached.
-        prompt_tokens = sum(len(m.content) for m in messages) // 4
-        speed = self.instance.speed
-        deadline.for_generation(
-            speed.deadline_s(prompt_tokens, agent.max_tokens, agent.timeout_s),
-            stall_s=speed.stall_s(),
-            others=speed.in_flight,
-        )
-        with speed.generating(prompt_tokens, agent.max_tokens):
-            request = self._request(messages, loop)
-            live = loop is None or loop.native
-            if self.tracer is None:
-                reply = await self._stream(request, deadline, live=live)
-            else:
-                reply = await self._traced_stream(self.tracer, request, deadline, live=live)
-        deadline.generating = False
+        if self.loop is not None:  # waiting for a slot is under the attempt's whole deadline
+            deadline.whole()
+        async with self._slot() if self.loop is not None else nullcontext():
+            self.result.attempts += 1
+            # The prompt is counted roughly, as if nothing were cached.
+            prompt_tokens = sum(len(m.content) for m in messages) // 4
+            speed = self.instance.speed
+            deadline.for_generation(
+                speed.deadline_s(prompt_tokens, agent.max_tokens, agent.timeout_s),
+                stall_s=speed.stall_s(),
+                others=speed.in_flight,
+            )
+            with speed.generating(prompt_tokens, agent.max_tokens):
+                request = self._request(messages, loop)
+                live = loop is None or loop.native
+                if self.tracer is None:
+                    reply = await self._stream(request, deadline, live=live)
+                else:
+                    reply = await self._traced_stream(self.tracer, request, deadline, live=live)
+            deadline.generating = False
         self._account(reply)
         # The notes say what was done to the reply the agent ends with: its last generation's.
         self.result.quality = []

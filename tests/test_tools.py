@@ -513,3 +513,43 @@ async def test_a_sandboxed_tool_runs_under_bubblewrap_in_the_loop(write: WriteFi
     assert reached["status"] == "error", reached
     assert reached["error"].startswith(("gaierror", "OSError")), reached  # no network, not even DNS
     assert result.final is not None and result.final.text == "2"
+
+
+async def test_an_agent_frees_its_instance_slot_while_its_tools_run(write: WriteFile, home: Path) -> None:
+    """One slot, two agents: the other agent is served while the first one's tool runs."""
+    write("waits.py", "import asyncio\n\n\nasync def nap(s: float) -> str:\n    await asyncio.sleep(s)\n    return 'rested'\n")
+    pipeline = load_pipeline(
+        write(
+            "p.yaml",
+            """
+            name: shared
+            agents:
+              - name: actor
+                prompt: Act.
+                priority: 5
+                tools: [{function: waits.nap}]
+              - name: other
+                prompt: Talk.
+            """,
+        )
+    )
+    steps = [{"tool_calls": [call("nap", s=0.5)]}, {"final": "done"}]
+    replies = write("replies.yaml", "actor: " + json.dumps(steps) + "\n")
+    config = write(
+        "instances.yaml",
+        f"instances:\n  - name: one\n    backend: scripted\n    max_concurrency: 1\n    replies: {replies}\n",
+    )
+    app = Cantata(load_config(config), home=home)
+    events: list[Event] = []
+    try:
+        result = await app.run_turn(pipeline, "go", on_event=events.append)
+    finally:
+        await app.close()
+    assert result.status == "ok"
+    order = [(e.type, e.agent) for e in events if e.type in ("tool_started", "tool_finished", "agent_finished")]
+    assert order == [
+        ("tool_started", "actor"),
+        ("agent_finished", "other"),
+        ("tool_finished", "actor"),
+        ("agent_finished", "actor"),
+    ]
