@@ -16,6 +16,7 @@ import overhead  # noqa: E402
 import replicas  # noqa: E402
 import safety  # noqa: E402
 import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
+import tools  # noqa: E402
 
 if __name__ == "__main__":
     overhead.main()
@@ -35,3 +36,5 @@ if __name__ == "__main__":
     replicas.main()
     print()
     factory.main()
+    print()
+    tools.main()

@@ -56,8 +56,9 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
             "output",
             "error",
             "quality",
+            "tool_calls",
         }
-        assert agent["finish_reason"] == "stop"
+        assert agent["finish_reason"] == "stop" and agent["tool_calls"] == []
         assert agent["status"] == "ok" and agent["instance"] == "fake" and agent["attempts"] == 1
     assert agents["a"]["finished_s"] <= agents["b"]["started_s"]
     assert agents["a"]["finished_s"] <= agents["c"]["started_s"]
