@@ -517,7 +517,10 @@ async def test_a_sandboxed_tool_runs_under_bubblewrap_in_the_loop(write: WriteFi
 
 async def test_an_agent_frees_its_instance_slot_while_its_tools_run(write: WriteFile, home: Path) -> None:
     """One slot, two agents: the other agent is served while the first one's tool runs."""
-    write("waits.py", "import asyncio\n\n\nasync def nap(s: float) -> str:\n    await asyncio.sleep(s)\n    return 'rested'\n")
+    write(
+        "waits.py",
+        "import asyncio\n\n\nasync def nap(s: float) -> str:\n    await asyncio.sleep(s)\n    return 'rested'\n",
+    )
     pipeline = load_pipeline(
         write(
             "p.yaml",
