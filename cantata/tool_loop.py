@@ -30,7 +30,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from cantata import killpoints
+from cantata import killpoints, telemetry
 from cantata.backends.base import Message
 from cantata.errors import CantataError, OutputInvalid, OutputTruncated, ToolError, ToolLimitReached, get_logger
 from cantata.spec import AgentSpec
@@ -175,7 +175,10 @@ class ToolLoop:
             raise ToolError(f"invalid arguments for {tool.name}: {where}: {problem.message}")
         try:
             async with asyncio.timeout(tool.timeout_s):
-                return await tool.call(row.arguments)
+                with telemetry.tool_span(tool.name, call_id=row.call_id, arguments=row.arguments) as span:
+                    text = await tool.call(row.arguments)
+                    span.result(text)
+                    return text
         except TimeoutError:
             raise ToolError(f"{tool.name} timed out after {tool.timeout_s:g} s") from None
         except ToolError:

@@ -6,6 +6,7 @@ across a process hop by `traceparent`; free while off; and exported over OTLP by
 from __future__ import annotations
 
 import cProfile
+import json
 import os
 import pstats
 import subprocess
@@ -301,3 +302,30 @@ async def test_a_call_to_a_model_server_is_a_client_span_naming_the_server(
     talk = result.agents[0]
     assert call.attributes["gen_ai.usage.input_tokens"] == talk.prompt_tokens > 0
     assert call.attributes["gen_ai.usage.output_tokens"] == talk.completion_tokens > 0
+
+
+async def test_a_tool_loop_traces_each_call_under_its_agent_between_its_model_calls(
+    write: WriteFile, home: Path, exported: InMemorySpanExporter
+) -> None:
+    write("acts.py", 'def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n')
+    pipeline = load_pipeline(
+        write(
+            "tooled.yaml",
+            "name: tooled\nagents:\n  - name: calc\n    prompt: Add.\n    tools: [{function: acts.add}]\n",
+        )
+    )
+    steps = [{"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}, {"name": "nope", "arguments": {}}]}]
+    replies = write("replies.yaml", "calc: " + json.dumps([*steps, {"final": "5"}]) + "\n")
+    runtime = Cantata(load_config(scripted_config(write, fast={"replies": str(replies)})), home=home)
+    try:
+        result = await runtime.run_turn(pipeline, "2 + 3?")
+    finally:
+        await runtime.close()
+    assert result.status == "ok"
+    spans = finished(exported)
+    agent = spans.one("invoke_agent calc")
+    assert [s.name for s in spans.children(agent)].count("execute_tool add") == 1
+    assert len(spans.children(agent, "chat ")) == 2
+    add = spans.one("execute_tool add")
+    assert add.attributes["gen_ai.tool.call.id"] == "call_1_0" and add.attributes["cantata.tool.result_bytes"] == 1
+    assert spans.named("execute_tool nope") == []  # a tool the agent does not have is never called
