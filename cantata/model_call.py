@@ -248,7 +248,7 @@ class ModelCall:
             reason = str(rejected)
         self.emit("agent_retry", self.agent.name, regenerate=True, error=reason)
         again = [
-            *self.messages,
+            *(self.loop.messages if self.loop is not None else self.messages),  # what its tools returned too
             Message("assistant", text),
             Message("user", f"Your reply was rejected: {reason}. Write it again without that problem."),
         ]

@@ -556,3 +556,20 @@ async def test_an_agent_frees_its_instance_slot_while_its_tools_run(write: Write
         ("tool_finished", "actor"),
         ("agent_finished", "actor"),
     ]
+
+
+async def test_with_no_canned_steps_the_scripted_model_answers_at_once(
+    write: WriteFile, home: Path, calls_log: Path
+) -> None:
+    """The envelope offers the final answer first: the scripted backend's sample of it ends the loop."""
+    write("calc.py", CALC)
+    pipeline = load_pipeline(write("p.yaml", PIPELINE.format(max_steps=2, max_calls=2)))
+    config = write("instances.yaml", "instances:\n  - name: s\n    backend: scripted\n")
+    app = Cantata(load_config(config), home=home)
+    try:
+        result = await app.run_turn(pipeline, "hi")
+    finally:
+        await app.close()
+    (agent,) = result.agents
+    assert agent.status == "ok" and agent.tool_calls == [] and agent.attempts == 1
+    assert result.final is not None and result.final.text == "scripted final"
