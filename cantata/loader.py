@@ -44,7 +44,9 @@ class Pipeline:
         tools: dict[str, list[Tool]] | None = None,
     ) -> None:
         self.spec = spec
-        self.tools = tools or {}  # a model agent's tools, by agent
+        self.tools = tools or {}  # a model agent's own tools (function:, sandbox:), by agent
+        # ...and the MCP servers whose tools it offers, listed when it runs (the server is started then).
+        self.mcp = {a.name: [t.mcp for t in a.tools if t.mcp is not None] for a in spec.agents if a.tools}
         self.until = until  # the loop's stop condition
         self.shortcuts = shortcuts or {}
         self.checks = checks or {}
@@ -205,6 +207,8 @@ def _tool(entry: ToolEntry, base: Path, source: Source, loc: Loc, *, run: bool) 
         "approve": entry.approve,
         "timeout_s": entry.timeout_s,
     }
+    if entry.mcp is not None:
+        return None  # its server is started, and its tools listed, when the agent runs (Pipeline.mcp)
     try:
         if entry.sandbox is not None:
             module, function = _beside(entry.sandbox, "sandbox: module.function", base, source, (*loc, "sandbox"))

@@ -10,19 +10,24 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home, database_url
-from cantata.errors import CantataError, SessionBusy, SessionConflict, StoreError, UserError
+from cantata.errors import CantataError, SessionBusy, SessionConflict, StoreError, ToolError, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.leases import LeaseKeeper
 from cantata.loader import Pipeline
+from cantata.mcp_spec import McpServerSpec
 from cantata.pool import Pool
 from cantata.scheduler import Delivered, Services, TurnInput, TurnRunner
 from cantata.store import Forgotten, SessionRow, Store, TurnContext, open_store
+from cantata.tools import Tool
 from cantata.turn import TurnResult
+
+if TYPE_CHECKING:
+    from cantata.mcp_client import McpServers
 
 # Removes what an application keeps under CANTATA_HOME for the rows a forget deleted (the
 # factory: its turns' folders, the versions built from them); returns each folder it could
@@ -74,6 +79,7 @@ class Cantata:
         self.bus.listen(self._to_turn_listener)
         self._background: set[asyncio.Task[bool]] = set()
         self._leases: LeaseKeeper | None = None
+        self._mcp: McpServers | None = None  # agents' MCP servers, started on first use
 
     @property
     def store(self) -> Store:
@@ -259,7 +265,7 @@ class Cantata:
                 options=options or {},
                 traceparent=traceparent,
             )
-            services = Services(pool=self.pool, store=self.store, bus=self.bus)
+            services = Services(pool=self.pool, store=self.store, bus=self.bus, mcp_tools=self.mcp_tools)
             runner = TurnRunner(turn, services, runtime=self)
             result = await runner.run()
         finally:
@@ -301,8 +307,23 @@ class Cantata:
             )
         return forgotten
 
+    async def mcp_tools(self, spec: McpServerSpec) -> list[Tool]:
+        """The tools an MCP server offers, the server started on first use (once per runtime,
+        reused across turns, started again if it died, stopped on close). Raises ToolError."""
+        if self._mcp is None:
+            try:
+                from cantata.mcp_client import McpServers
+            except ImportError as exc:  # the `mcp` extra is not installed
+                raise ToolError(
+                    f"MCP server '{spec.label}' cannot be used: {exc}; pip install 'cantata[mcp]'"
+                ) from None
+            self._mcp = McpServers()
+        return list(await self._mcp.server(spec).tools())
+
     async def close(self) -> None:
         await self.settle()
+        if self._mcp is not None:
+            await self._mcp.close()
         if self._owns_pool:
             await self.pool.close()
         if self._store is not None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cantata.dag import find_cycle, topological_order
 from cantata.errors import SpecError
+from cantata.mcp_spec import McpServerSpec
 from cantata.yamlsource import DataSource, Loc, Source, describe_validation_error, dump_yaml, load_yaml
 
 Need = Literal["reasoning", "code", "tool_use", "chat"]
@@ -24,7 +25,8 @@ Need = Literal["reasoning", "code", "tool_use", "chat"]
 
 class ToolEntry(BaseModel):
     """One tool of a model agent: `function: module.fn` (a Python callable, on a worker
-    thread) or `sandbox: module.fn` (a function beside the pipeline, run under bubblewrap)."""
+    thread), `sandbox: module.fn` (a function beside the pipeline, run under bubblewrap), or
+    `mcp:` a Model Context Protocol server, whose tools it offers (mcp_spec.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -32,6 +34,7 @@ class ToolEntry(BaseModel):
     sandbox: str | None = Field(
         None, description="module.function of a module beside the pipeline, run under bubblewrap."
     )
+    mcp: McpServerSpec | None = Field(None, description="An MCP server (stdio or streamable HTTP) and its tools.")
     name: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_-]{1,64}$", description="What the model calls it; default: the function's name."
     )
@@ -213,7 +216,7 @@ def check_spec(spec: PipelineSpec, source: Source) -> None:
 def _allowed_keys(loc: Loc) -> list[str]:
     models: dict[str, type[BaseModel]] = {"agents": AgentSpec, "loop": LoopSpec}
     if len(loc) >= 4 and loc[0] == "agents" and loc[2] == "tools":
-        return list(ToolEntry.model_fields)
+        return list((McpServerSpec if len(loc) >= 5 and loc[4] == "mcp" else ToolEntry).model_fields)
     return list(models.get(str(loc[0]) if loc else "", PipelineSpec).model_fields)
 
 
@@ -298,13 +301,16 @@ def _check_tools(agent: AgentSpec, source: Source, here: Loc) -> None:
     names: dict[str, int] = {}
     for j, tool in enumerate(agent.tools):
         at = (*here, "tools", j)
-        if (tool.function is None) == (tool.sandbox is None):
+        kinds = [kind for kind in ("function", "sandbox", "mcp") if getattr(tool, kind) is not None]
+        if len(kinds) != 1:
             raise SpecError(
-                f"{source.where((*at, 'sandbox') if tool.sandbox else at)}: a tool is one of 'function: module.fn' or 'sandbox: module.fn', "
-                "not both and not neither"
+                f"{source.where((*at, kinds[-1]) if kinds else at)}: a tool is one of 'function: module.fn', "
+                "'sandbox: module.fn' or 'mcp: {...}', not several and not none"
             )
-        if tool.approve:
-            raise SpecError(f"{source.where((*at, 'approve'))}: 'approve: true' is not available yet; remove it")
+        if tool.approve or (tool.mcp is not None and tool.mcp.approve):
+            raise SpecError(f"{source.where(at)}: 'approve: true' is not available yet; remove it")
+        if tool.mcp is not None:
+            continue  # its tools' names are the server's: a clash is settled when it is listed
         name = tool.default_name
         if name in names:
             raise SpecError(

@@ -195,8 +195,16 @@ BAD_TOOLS = {
         r"p.yaml:5: agent 'f' is a function; 'tools' are for model agents",
     ),
     "unknown kind": (
-        "  - name: m\n    prompt: hi\n    tools:\n      - mcp: server\n",
-        r"p.yaml:6: unknown key 'mcp' in agents\[0\].tools\[0\]; allowed keys: function, sandbox",
+        "  - name: m\n    prompt: hi\n    tools:\n      - agent: deployed\n",
+        r"p.yaml:6: unknown key 'agent' in agents\[0\].tools\[0\]; allowed keys: function, sandbox, mcp",
+    ),
+    "mcp without a transport": (
+        "  - name: m\n    prompt: hi\n    tools:\n      - mcp: {name: x}\n",
+        r"p.yaml:6: .*exactly one of `command` \(stdio\) and `url`",
+    ),
+    "mcp unknown key": (
+        "  - name: m\n    prompt: hi\n    tools:\n      - mcp: {command: x, port: 3}\n",
+        r"unknown key 'port' in agents\[0\].tools\[0\].mcp; allowed keys: name, command, args",
     ),
     "name clash": (
         "  - name: m\n    prompt: hi\n    tools:\n      - function: calc.add\n      - sandbox: calc.add\n",
