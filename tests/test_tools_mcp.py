@@ -81,7 +81,9 @@ async def test_a_python_tool_and_mcp_servers_over_stdio_and_http_in_one_loop(
     calls = {(c["tool"], c["status"]): c["result"] or c["error"] for c in agent.tool_calls}
     assert calls[("shout", "ok")] == "HI" and calls[("echo", "ok")] == "back" and calls[("add", "ok")] == "7"
     # `crash` is excluded by `include`: for this agent it does not exist.
-    assert calls[("crash", "error")].startswith("there is no tool named 'crash'; the tools are: shout, echo, wipe, pid, add")
+    assert calls[("crash", "error")].startswith(
+        "there is no tool named 'crash'; the tools are: shout, echo, wipe, pid, add"
+    )
     (again,) = second.agents
     assert again.status == "ok"
     # One server process for the runtime, reused by the next turn.
