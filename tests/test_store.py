@@ -1,5 +1,5 @@
 """The store's conformance tests, through its protocols only (one section per concern:
-`SessionStore`, `BlackboardStore`, `ToolCallLog`, `EventLog`, `AgentRegistry`, `UserData`): every test
+`SessionStore`, `BlackboardStore`, `ToolCallLog`, `EventLog`, `AgentRegistry`, `ApiKeys`, `UserData`): every test
 runs once per implementation (`STORE_IMPLEMENTATIONS` in conftest.py), so a new store
 joins by adding itself there."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from cantata.errors import StoreError
 from cantata.events import Event
-from cantata.store import Forgotten, InstanceEvent, SessionRow, Store, ToolCallRow, TurnContext, TurnRef
+from cantata.store import ApiKeyRow, Forgotten, InstanceEvent, SessionRow, Store, ToolCallRow, TurnContext, TurnRef
 from tests.helpers.stores import StoreFactory
 
 
@@ -614,6 +614,54 @@ async def test_agent_versions_are_numbered_and_one_is_active(store: Store) -> No
     assert await store.remove_agent("greeter") == 2
     assert await store.agent_versions("greeter") == []
     assert await store.remove_agent("greeter") == 0
+
+
+# -- ApiKeys -------------------------------------------------------------------------------
+
+
+def api_key(key_id: str, user: str = "ana", *, admin: bool = False, at: float = 1.5) -> ApiKeyRow:
+    return ApiKeyRow(key_id, user, f"sha256-of-{key_id}-of-{user}", admin, at, None)
+
+
+async def test_api_keys_are_added_found_listed_and_revoked_once(store: Store) -> None:
+    first, second = api_key("k1", at=10.25), api_key("k2", "root", admin=True, at=20.5)
+    assert await store.api_keys() == []
+    assert await store.add_api_key(second) and await store.add_api_key(first)
+    assert await store.api_key("k1") == first and await store.api_key("k2") == second
+    assert await store.api_key("nope") is None
+    assert await store.api_keys() == [first, second]  # oldest first
+    # An id is one key's: another key under it is refused, and stores nothing.
+    assert not await store.add_api_key(api_key("k1", "ben", admin=True))
+    assert await store.api_key("k1") == first
+    revoked = await store.revoke_api_key("k1")
+    assert revoked is not None and revoked.revoked_at is not None and revoked.revoked_at >= revoked.created_at
+    assert revoked == ApiKeyRow("k1", "ana", first.hash, False, 10.25, revoked.revoked_at)
+    assert await store.api_key("k1") == revoked
+    assert await store.revoke_api_key("k1") is None  # revoked already: its time is kept
+    assert await store.revoke_api_key("nope") is None
+    assert await store.api_keys() == [revoked, second]  # a revoked key still counts
+
+
+async def test_api_keys_are_one_set_for_every_store_on_the_database(open_shared_store: StoreFactory) -> None:
+    first, second = open_shared_store(), open_shared_store()
+    try:
+        await first.add_api_key(api_key("k1"))
+        assert await second.api_key("k1") == api_key("k1")
+        assert not await second.add_api_key(api_key("k1", "ben"))
+        assert await second.revoke_api_key("k1") is not None
+        found = await first.api_key("k1")
+        assert found is not None and found.revoked_at is not None
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_forgetting_a_user_keeps_their_keys(store: Store) -> None:
+    # Their data goes; their access is the operator's to revoke (`cantata keys revoke`).
+    await new_turn(store, "ana")
+    await store.add_api_key(api_key("k1"))
+    await store.forget_user("ana")
+    assert await store.api_key("k1") == api_key("k1")
 
 
 # -- UserData ------------------------------------------------------------------------------

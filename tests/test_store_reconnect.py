@@ -22,7 +22,7 @@ from cantata.runtime import Cantata
 from cantata.server import service as service_module
 from cantata.server.keys import Principal
 from cantata.server.service import Service, TurnHandle
-from cantata.store import SessionRow
+from cantata.store import ApiKeyRow, SessionRow
 from cantata.store.postgres_store import PostgresStore
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
@@ -133,6 +133,7 @@ async def test_a_commit_whose_outcome_was_lost_is_not_written_twice(postgres: Po
     try:
         session, turn_id = await started_session(store)
         event = Event("agent_finished", turn_id, session.id, 1.5, "a", {"n": 1}, user_id="ana")
+        await store.add_api_key(ApiKeyRow("k0", "ana", "h0", False, 1.0, None))
         with commits_that_wait_for_a_standby(postgres) as ended:
             # One batch, one commit: every write of this tick shares it.
             wait = store.commit(lambda db: db.execute("SET LOCAL synchronous_commit = on"))
@@ -141,10 +142,15 @@ async def test_a_commit_whose_outcome_was_lost_is_not_written_twice(postgres: Po
             reply = store.add_reply(turn_id, "a", "hello")
             store.record_event(event)
             version = store.add_agent_version("tool", forced=False, sandboxed=True, task_turn=None, summary={})
-            second, _, _, _, first_version = await asyncio.gather(started, wait, entry, reply, version)
+            key = store.add_api_key(ApiKeyRow("k1", "ana", "h1", True, 2.0, None))
+            revoke = store.revoke_api_key("k0")
+            second, _, _, _, first_version, added, revoked = await asyncio.gather(
+                started, wait, entry, reply, version, key, revoke
+            )
         assert len(ended) == 1  # the commit was written, and its client was cut off before hearing it
         # Each write found what the lost commit had stored, and returned it as if it had heard.
         assert second.number == 2 and first_version == 1
+        assert added is True and revoked is not None and revoked.id == "k0"  # not "no such key", not "no active key"
         assert [t.number for t in await store.turns(session.id)] == [1, 2]
         assert count(url, "SELECT COUNT(*) FROM messages WHERE turn_id = %s AND role = 'assistant'", turn_id) == 1
         assert count(url, "SELECT COUNT(*) FROM blackboard WHERE turn_id = %s", turn_id) == 1

@@ -9,6 +9,7 @@ from cantata.errors import ConfigError
 from cantata.store.base import Store
 from cantata.store.rows import (
     AgentVersion,
+    ApiKeyRow,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -40,6 +41,7 @@ def open_store(home: Path, url: str | None = None) -> Store:
 
 __all__ = [
     "AgentVersion",
+    "ApiKeyRow",
     "EntryRow",
     "Forgotten",
     "InstanceEvent",

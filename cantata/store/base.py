@@ -9,6 +9,7 @@ from typing import Protocol
 
 from cantata.store.protocols import (
     AgentRegistry,
+    ApiKeys,
     BlackboardStore,
     EventLog,
     SessionLeases,
@@ -18,8 +19,10 @@ from cantata.store.protocols import (
 )
 
 
-class Store(SessionStore, SessionLeases, BlackboardStore, ToolCallLog, EventLog, AgentRegistry, UserData, Protocol):
-    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls, the event log and
-    deployed agents."""
+class Store(
+    SessionStore, SessionLeases, BlackboardStore, ToolCallLog, EventLog, AgentRegistry, ApiKeys, UserData, Protocol
+):
+    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls, the event log,
+    deployed agents and the server's API keys."""
 
     async def close(self) -> None: ...

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from cantata.events import Event
 from cantata.store.rows import (
     AgentVersion,
+    ApiKeyRow,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -260,6 +261,27 @@ class AgentRegistry(Protocol):
 
     async def remove_agent(self, name: str) -> int:
         """Forget the agent and all its versions; return how many versions there were."""
+        ...
+
+
+class ApiKeys(Protocol):
+    """The server's API keys (cantata/server/keys.py says what a key is), in the store with the
+    state: every server on one database knows every key, whichever created it."""
+
+    async def add_api_key(self, key: ApiKeyRow) -> bool:
+        """Store a new key; False, storing nothing, if its id is already another key's."""
+        ...
+
+    async def api_key(self, key_id: str) -> ApiKeyRow | None:
+        """The key with this id, revoked or not; None if there is none."""
+        ...
+
+    async def api_keys(self) -> list[ApiKeyRow]:
+        """Every key, revoked ones too, oldest first."""
+        ...
+
+    async def revoke_api_key(self, key_id: str) -> ApiKeyRow | None:
+        """Revoke the key now and return it; None if there is no active key with this id."""
         ...
 
 

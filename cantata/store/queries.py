@@ -17,6 +17,7 @@ from cantata.events import Event, EventType
 from cantata.store.connection import Connection
 from cantata.store.protocols import RECENT_TURNS
 from cantata.store.rows import (
+    ApiKeyRow,
     EntryRow,
     Forgotten,
     PastTurn,
@@ -48,6 +49,12 @@ UPSERT_TOOL_CALL = (
     " duration_s, bytes, side_effects, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (turn_id, agent, iteration, step, idx) DO UPDATE SET status = excluded.status,"
     " result = excluded.result, error = excluded.error, duration_s = excluded.duration_s, bytes = excluded.bytes"
+)
+# A key whose id is taken is not stored: the caller compares the hash stored under its id with
+# its own, which also tells its own key, stored by a commit whose outcome was lost.
+INSERT_API_KEY = (
+    "INSERT INTO api_keys (id, user_id, hash, admin, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
 )
 ENTRY_COLUMNS = "turn_id, agent, status, output, error, iteration"
 CHUNK = 500  # ids per statement, well under SQLite's oldest parameter limit (999)
@@ -373,3 +380,15 @@ def tool_call_rows(db: Connection, where: str, params: Sequence[Any]) -> list[To
             params,
         )
     ]  # fmt: skip
+
+
+def api_keys(db: Connection, where: str = "", params: tuple[Any, ...] = ()) -> list[ApiKeyRow]:
+    """The API keys matching `where` (none: all), oldest first."""
+    rows = db.execute(
+        f"SELECT id, user_id, hash, admin, created_at, revoked_at FROM api_keys{where} ORDER BY created_at, id",
+        params,
+    ).fetchall()
+    return [
+        ApiKeyRow(key_id, user, digest, bool(admin), created, revoked)
+        for key_id, user, digest, admin, created, revoked in rows
+    ]

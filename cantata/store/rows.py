@@ -176,3 +176,15 @@ class Forgotten:
     turns: tuple[int, ...]
     agent_versions: tuple[tuple[str, int], ...]  # (name, version) built from the user's requests
     agents: tuple[str, ...]  # agents left with no version, removed whole
+
+
+@dataclass(frozen=True)
+class ApiKeyRow:
+    """A server's API key as stored: its public id and the sha256 of the whole key, never the key."""
+
+    id: str
+    user_id: str
+    hash: str
+    admin: bool
+    created_at: float
+    revoked_at: float | None  # None while it is active

@@ -30,6 +30,7 @@ from cantata.store.protocols import RECENT_TURNS, Committed, Notifications
 from cantata.store.reconnect import Reconnect
 from cantata.store.rows import (
     AgentVersion,
+    ApiKeyRow,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -507,6 +508,39 @@ class SqlStore(ABC, Generic[C]):
 
         removed: int = await self.commit(write)
         return removed
+
+    # -- API keys -------------------------------------------------------------------------
+
+    async def add_api_key(self, key: ApiKeyRow) -> bool:
+        row = (key.id, key.user_id, key.hash, int(key.admin), key.created_at, key.revoked_at)
+
+        # Safe to run again after a lost commit: the key then found under the id is this one.
+        def write(db: C) -> bool:
+            db.execute(queries.INSERT_API_KEY, row)
+            (stored,) = db.execute("SELECT hash FROM api_keys WHERE id = ?", (key.id,)).fetchone()
+            return bool(stored == key.hash)
+
+        added: bool = await self.commit(write)
+        return added
+
+    async def api_key(self, key_id: str) -> ApiKeyRow | None:
+        found = await self._read(lambda db: queries.api_keys(db, " WHERE id = ?", (key_id,)))
+        return found[0] if found else None
+
+    async def api_keys(self) -> list[ApiKeyRow]:
+        return await self._read(queries.api_keys)
+
+    async def revoke_api_key(self, key_id: str) -> ApiKeyRow | None:
+        now = time.time()
+
+        # Safe to run again after a lost commit: the key it revoked is found by the time of it.
+        def write(db: C) -> ApiKeyRow | None:
+            db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, key_id))
+            revoked = queries.api_keys(db, " WHERE id = ? AND revoked_at = ?", (key_id, now))
+            return revoked[0] if revoked else None
+
+        found: ApiKeyRow | None = await self.commit(write)
+        return found
 
     # -- a user's data --------------------------------------------------------------------
 
