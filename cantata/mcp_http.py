@@ -49,7 +49,7 @@ class Endpoint:
         state = scope["app"].state
         auth: Auth = state.auth
         try:
-            principal = auth.principal(Headers(scope=scope).get("authorization"))
+            principal = await auth.principal(Headers(scope=scope).get("authorization"))
         except HTTPError as exc:
             await error_response(exc.status, exc.message, exc.code)(scope, receive, send)
             return

@@ -12,6 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cantata.errors import UserError
+from cantata.server.keys import CACHE_S
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.server_app import chat_body, client, make_app, new_key, running
 from tests.helpers.sse import parse
@@ -55,6 +56,7 @@ async def test_keys_are_required_once_one_exists_and_revoked_keys_fail(config: P
             assert (await ann.get("/api/whoami")).json() == {"user": "ann", "admin": False, "auth": "keys"}
             key_id = token.split("_")[1]
             assert cantata("keys", "revoke", key_id).returncode == 0
+            await asyncio.sleep(CACHE_S)  # revoked by another process: the server's copy of the key ages out
             r = await ann.get("/api/whoami")
     assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
 

@@ -88,6 +88,8 @@ def test_the_cli_says_an_unreachable_database_in_one_line_and_exits_2(
         (["chat", pipeline, "--config", str(in_config)], None),
         (["resume", "--config", str(in_config)], None),
         (["serve", "--port", port, "--config", str(in_config)], None),  # before it binds
+        (["keys", "create", "--user", "ann", "--config", str(in_config)], None),  # the keys are in the state
+        (["keys", "list"], url),
     ):
         if env:
             monkeypatch.setenv("CANTATA_DB", env)
@@ -98,8 +100,7 @@ def test_the_cli_says_an_unreachable_database_in_one_line_and_exits_2(
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith(f"error: cannot reach the database {shown}: "), line
         assert "s3cret" not in done.stderr + done.stdout
-        if command[0] != "serve":  # (`serve` keeps its keys in SQLite, and comes last)
-            assert not (home / "cantata.db").exists()
+        assert not (home / "cantata.db").exists()
 
 
 def test_turns_run_on_postgresql_when_the_config_names_it(

@@ -82,9 +82,9 @@ class BodyLimit:
         await self.app(scope, receive, send)
 
 
-def check_bind(host: str, keys: KeyRing) -> None:
+async def check_bind(host: str, keys: KeyRing) -> None:
     """Refuse to expose an open server: without keys, only loopback."""
-    if not is_loopback(host) and not keys.configured():
+    if not is_loopback(host) and not await keys.configured():
         raise UserError(
             f"refusing to serve on {host} without API keys: create one with `cantata keys create --user NAME`,"
             " or bind 127.0.0.1"
@@ -112,13 +112,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        keys = await KeyRing.open(home)
-        check_bind(host, keys)
         runtime = Cantata(config, home=home)
-        app.state.auth = Auth(keys, loopback=is_loopback(host))
         async with AsyncExitStack() as closing:
-            closing.callback(keys.close)
             closing.push_async_callback(runtime.close)
+            # The keys are in the state's store: every server on one database shares them.
+            keys = KeyRing(runtime.store)
+            await check_bind(host, keys)
+            app.state.auth = Auth(keys, loopback=is_loopback(host))
             feed = await closing.enter_async_context(event_feed(runtime.store, runtime.bus))
             service = app.state.service = Service(
                 runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters, feed=feed
@@ -162,12 +162,14 @@ def create_app(
     return app
 
 
-async def reach_store(home: Path, config: InstancesConfig) -> None:
-    """Open the store once: a database that cannot be reached fails `cantata serve` before it
-    binds, in one line (StoreUnavailable, exit 2), not every request after."""
+async def reach_store(home: Path, config: InstancesConfig, host: str) -> None:
+    """Open the store once, before `cantata serve` binds: a database that cannot be reached
+    fails in one line (StoreUnavailable, exit 2), not every request after; and an open
+    server (no keys in it) is refused on any but a loopback address."""
     store = open_store(home, database_url(config))
     try:
-        await store.get_session("")
+        await store.get_session("")  # the first read opens the database (and migrates it)
+        await check_bind(host, KeyRing(store))
     finally:
         await store.close()
 
@@ -189,12 +191,7 @@ def run_server(
     configure_logging(log_format)
     home = cantata_home()
     config = load_config(config_path)
-    keys = asyncio.run(KeyRing.open(home))
-    try:
-        check_bind(host, keys)
-    finally:
-        keys.close()
-    asyncio.run(reach_store(home, config))
+    asyncio.run(reach_store(home, config, host))
     app = create_app(
         config,
         home=home,

@@ -37,26 +37,26 @@ class Auth:
         self._configured = False
         self._checked_at = -RECHECK_S
 
-    def mode(self) -> Literal["keys", "open"]:
+    async def mode(self) -> Literal["keys", "open"]:
         if not self.loopback:
             return "keys"
         # Once keys exist they always do (a revoked key still counts), so only "no keys
         # yet" needs looking at again, and at most once a second, not on every request.
         now = time.monotonic()
         if not self._configured and now - self._checked_at >= RECHECK_S:
-            self._configured = self.keys.configured()
+            self._configured = await self.keys.configured()
             self._checked_at = now
         return "keys" if self._configured else "open"
 
-    def principal(self, authorization: str | None) -> Principal:
-        if self.mode() == "open":
+    async def principal(self, authorization: str | None) -> Principal:
+        if await self.mode() == "open":
             return OPEN
         if not authorization:
             raise HTTPError(401, "an API key is required: send 'Authorization: Bearer <key>'", code="missing_api_key")
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise HTTPError(401, "the Authorization header must be 'Bearer <key>'", code="invalid_api_key")
-        found = self.keys.verify(token.strip())
+        found = await self.keys.verify(token.strip())
         if found is None:
             raise HTTPError(401, "unknown or revoked API key", code="invalid_api_key")
         return found
@@ -80,13 +80,13 @@ BEARER = HTTPBearer(
 )
 
 
-def _principal(
+async def _principal(
     request: Request, auth: AuthDep, _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
 ) -> Principal:
-    return auth.principal(request.headers.get("authorization"))
+    return await auth.principal(request.headers.get("authorization"))
 
 
-def _admin(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+async def _admin(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
     """(A 403 for any other key: routes that take `Admin` declare it, error_responses(403).)"""
     if not principal.admin:
         raise HTTPError(403, "this needs an admin key", code="admin_only")

@@ -6,14 +6,19 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
 from cantata.cli import CONFIG_OPTION, pipeline_files_option
-from cantata.config import cantata_home
+from cantata.config import cantata_home, database_url, load_config
 from cantata.server.keys import KeyRing
 from cantata.server.logs import LOG_FORMATS, LogFormat
+from cantata.store import open_store
+
+T = TypeVar("T")
 
 
 @click.command("serve")
@@ -60,32 +65,40 @@ def serve(
 
 @click.group("keys")
 def keys() -> None:
-    """API keys for `cantata serve` (stored hashed)."""
+    """API keys for `cantata serve` (stored hashed, in the state's database: every server on it shares them)."""
+
+
+def _on_keys(config_path: Path | None, use: Callable[[KeyRing], Awaitable[T]]) -> T:
+    """`use` on the keys of the configured store ($CANTATA_DB or the config's `database`, else
+    SQLite under CANTATA_HOME), closed after."""
+
+    async def run() -> T:
+        store = open_store(cantata_home(), database_url(load_config(config_path)))
+        try:
+            return await use(KeyRing(store))
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
 
 
 @keys.command("create")
 @click.option("--user", required=True, help="Whose data the key reads and writes.")
 @click.option("--admin", is_flag=True, help="May see every user's data and the operator views.")
-def create(user: str, admin: bool) -> None:
+@CONFIG_OPTION
+def create(user: str, admin: bool, config_path: Path | None) -> None:
     """Create a key; it is printed once and cannot be shown again."""
-    ring = asyncio.run(KeyRing.open(cantata_home()))
-    try:
-        info, token = ring.create(user, admin=admin)
-    finally:
-        ring.close()
+    info, token = _on_keys(config_path, lambda ring: ring.create(user, admin=admin))
     click.echo(token)
     click.echo(f"key {info.id} for user {info.user}{' (admin)' if admin else ''}; keep it: it is not stored", err=True)
 
 
 @keys.command("list")
 @click.option("--json", "as_json", is_flag=True)
-def list_keys(as_json: bool) -> None:
+@CONFIG_OPTION
+def list_keys(as_json: bool, config_path: Path | None) -> None:
     """The keys (ids, users, roles; never the keys themselves)."""
-    ring = asyncio.run(KeyRing.open(cantata_home()))
-    try:
-        rows = ring.list()
-    finally:
-        ring.close()
+    rows = _on_keys(config_path, KeyRing.list)
     if as_json:
         click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
         return
@@ -97,11 +110,8 @@ def list_keys(as_json: bool) -> None:
 
 @keys.command("revoke")
 @click.argument("key_id")
-def revoke(key_id: str) -> None:
+@CONFIG_OPTION
+def revoke(key_id: str, config_path: Path | None) -> None:
     """Revoke a key by its id (or the key itself)."""
-    ring = asyncio.run(KeyRing.open(cantata_home()))
-    try:
-        info = ring.revoke(key_id)
-    finally:
-        ring.close()
+    info = _on_keys(config_path, lambda ring: ring.revoke(key_id))
     click.echo(f"revoked key {info.id} of user {info.user}")

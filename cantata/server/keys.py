@@ -1,26 +1,32 @@
 """API keys: `cnt_<id>_<secret>`, of which only the sha256 is stored.
 
 A key is found by its public id, then its hash is compared in constant time, so neither
-a timing difference nor a stolen database reveals a usable key. The table is created by
-the store's migration 004_api_keys; this module keeps its own connection to the same
-file, because keys are the server's concern, not the turn's. The keys stay in the SQLite
-file under CANTATA_HOME even when the state is on PostgreSQL.
+a timing difference nor a stolen database reveals a usable key. The keys are in the store
+with the state (`store.protocols.ApiKeys`): SQLite under CANTATA_HOME, or PostgreSQL, where
+every server on the database knows the keys any of them (or `cantata keys`) created.
+
+The check runs on every request, and a store read waits behind the writes queued before
+it: a key's row, once read, is kept `CACHE_S` in the process (only rows of keys that exist,
+so the cache is no bigger than the table). A key revoked elsewhere is refused within that
+time; one revoked through this ring, at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from cantata.errors import StoreError, UserError
-from cantata.store import SqliteStore
+from cantata.store import ApiKeyRow
+from cantata.store.protocols import ApiKeys
 
 PREFIX = "cnt_"
+CACHE_S = 1.0  # how long a key's row is trusted without reading it again
+ID_TRIES = 5  # fresh ids tried when one is taken (4 random bytes each)
 
 
 @dataclass(frozen=True)
@@ -44,72 +50,81 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _info(row: ApiKeyRow) -> KeyInfo:
+    return KeyInfo(row.id, row.user_id, row.admin, row.created_at, row.revoked_at is not None)
+
+
+def key_id(token: str) -> str:
+    """The public id of a key, or the id itself."""
+    return token.removeprefix(PREFIX).split("_")[0]
+
+
 class KeyRing:
-    @classmethod
-    async def open(cls, home: Path) -> KeyRing:
-        """The key ring of the store under `home`, created and migrated if need be."""
-        store = SqliteStore(home / "cantata.db")
-        try:
-            await store.get_session("")  # the first call opens the file and applies the migrations
-        finally:
-            await store.close()
-        return cls(home)
+    """The keys of one store. It does not own the store: whoever opened it closes it."""
 
-    def __init__(self, home: Path) -> None:
-        """Use `await KeyRing.open(home)`: this assumes the migrations are applied."""
-        try:
-            self._db = sqlite3.connect(str(home / "cantata.db"), check_same_thread=False, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the key table in {home}: {exc}") from None
+    def __init__(self, keys: ApiKeys, *, cache_s: float = CACHE_S) -> None:
+        self._keys = keys
+        self._cache_s = cache_s
+        self._cached: dict[str, tuple[float, ApiKeyRow]] = {}  # by id: (when read, time.monotonic(); row)
+        self._reading: dict[str, asyncio.Future[ApiKeyRow | None]] = {}  # one read per id at a time
 
-    def create(self, user: str, *, admin: bool = False) -> tuple[KeyInfo, str]:
+    async def create(self, user: str, *, admin: bool = False) -> tuple[KeyInfo, str]:
         """A new key for `user`; the token is returned once and never stored."""
         if not user.strip():
             raise UserError("--user is empty: a key belongs to a user")
-        key_id = secrets.token_hex(4)
-        token = f"{PREFIX}{key_id}_{secrets.token_urlsafe(24)}"
-        now = time.time()
-        self._db.execute(
-            "INSERT INTO api_keys (id, user_id, hash, admin, created_at) VALUES (?, ?, ?, ?, ?)",
-            (key_id, user, _hash(token), int(admin), now),
-        )
-        return KeyInfo(key_id, user, admin, now, False), token
+        for _ in range(ID_TRIES):
+            token = f"{PREFIX}{secrets.token_hex(4)}_{secrets.token_urlsafe(24)}"
+            row = ApiKeyRow(key_id(token), user, _hash(token), admin, time.time(), None)
+            if await self._keys.add_api_key(row):
+                return _info(row), token
+        raise StoreError(f"no free key id in {ID_TRIES} tries: the key table is nearly full")
 
-    def list(self) -> list[KeyInfo]:
-        rows = self._db.execute(
-            "SELECT id, user_id, admin, created_at, revoked_at FROM api_keys ORDER BY created_at"
-        ).fetchall()
-        return [KeyInfo(r[0], r[1], bool(r[2]), r[3], r[4] is not None) for r in rows]
+    async def list(self) -> list[KeyInfo]:
+        return [_info(row) for row in await self._keys.api_keys()]
 
-    def revoke(self, key_id: str) -> KeyInfo:
-        key_id = key_id.removeprefix(PREFIX).split("_")[0]
-        cur = self._db.execute(
-            "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (time.time(), key_id)
-        )
-        if cur.rowcount == 0:
-            raise UserError(f"no active key with id '{key_id}'; `cantata keys list` shows them")
-        return next(k for k in self.list() if k.id == key_id)
+    async def revoke(self, key: str) -> KeyInfo:
+        """Revoke a key by its id (or the key itself)."""
+        wanted = key_id(key)
+        row = await self._keys.revoke_api_key(wanted)
+        if row is None:
+            raise UserError(f"no active key with id '{wanted}'; `cantata keys list` shows them")
+        # After the store answered, so that no read started before the revocation caches the key active.
+        self._cached[wanted] = (time.monotonic(), row)
+        return _info(row)
 
-    def configured(self) -> bool:
+    async def configured(self) -> bool:
         """Whether keys are in use: any key ever created, revoked or not. Revoking the last
         key must lock the server, not open it again."""
-        return self._db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+        return bool(await self._keys.api_keys())
 
-    def verify(self, token: str) -> Principal | None:
-        """The key's owner, or None for an unknown, malformed or revoked key.
-        One indexed read of a few bytes: fast enough to do on the loop for every request."""
+    async def verify(self, token: str) -> Principal | None:
+        """The key's owner, or None for an unknown, malformed or revoked key."""
         if not token.startswith(PREFIX):
             return None
-        key_id = token[len(PREFIX) :].split("_")[0]
-        row = self._db.execute(
-            "SELECT user_id, hash, admin FROM api_keys WHERE id = ? AND revoked_at IS NULL", (key_id,)
-        ).fetchone()
-        if row is None:
-            _hash(token)  # same work for unknown ids as for known ones
+        row = await self._row(key_id(token))
+        digest = _hash(token)  # the same work for unknown ids as for known ones
+        if row is None or row.revoked_at is not None or not hmac.compare_digest(digest, row.hash):
             return None
-        if not hmac.compare_digest(_hash(token), row[1]):
-            return None
-        return Principal(user=row[0], admin=bool(row[2]))
+        return Principal(user=row.user_id, admin=row.admin)
 
-    def close(self) -> None:
-        self._db.close()
+    async def _row(self, wanted: str) -> ApiKeyRow | None:
+        cached = self._cached.get(wanted)
+        if cached is not None and time.monotonic() - cached[0] < self._cache_s:
+            return cached[1]
+        reading = self._reading.get(wanted)
+        if reading is None:
+            # Requests with the same key at once share one read; shielded, so that a request
+            # that goes away does not cancel it for the others.
+            reading = self._reading[wanted] = asyncio.ensure_future(self._read(wanted))
+        return await asyncio.shield(reading)
+
+    async def _read(self, wanted: str) -> ApiKeyRow | None:
+        try:
+            row = await self._keys.api_key(wanted)
+        finally:
+            del self._reading[wanted]
+        if row is None:
+            self._cached.pop(wanted, None)
+        else:
+            self._cached[wanted] = (time.monotonic(), row)
+        return row

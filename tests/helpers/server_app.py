@@ -13,6 +13,7 @@ from cantata.applications import forgetters, routers
 from cantata.config import load_config
 from cantata.server import create_app
 from cantata.server.keys import KeyRing
+from cantata.store import open_store
 
 
 @asynccontextmanager
@@ -40,12 +41,13 @@ def make_app(config: Path, home: Path, **options: object) -> FastAPI:
     )
 
 
-async def new_key(home: Path, user: str, *, admin: bool = False) -> str:
-    ring = await KeyRing.open(home)
+async def new_key(home: Path, user: str, *, admin: bool = False, database: str | None = None) -> str:
+    """A new key of the store under `home`, or of the PostgreSQL `database`, as `cantata keys create` makes it."""
+    store = open_store(home, database)
     try:
-        return ring.create(user, admin=admin)[1]
+        return (await KeyRing(store).create(user, admin=admin))[1]
     finally:
-        ring.close()
+        await store.close()
 
 
 def chat_body(

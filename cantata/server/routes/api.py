@@ -31,7 +31,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/whoami", response_model=WhoAmI)
 async def whoami(auth: AuthDep, caller: Caller) -> WhoAmI:
-    return WhoAmI(user=caller.user, admin=caller.admin, auth=auth.mode())
+    return WhoAmI(user=caller.user, admin=caller.admin, auth=await auth.mode())
 
 
 @router.get("/pipelines", response_model=list[PipelineInfo])
