@@ -7,9 +7,11 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -17,13 +19,16 @@ from cantata import bundled as bundled_pipelines
 from cantata.config import InstancesConfig
 from cantata.loader import load_pipeline
 from cantata.planner.catalog import load_catalog, parse_model_arg
+from cantata.planner.compose import CANTATA_PORT, CONFIG_TARGET
 from cantata.planner.emit import SCRIPT_FILE, emit_vllm, next_steps, vllm_args
 from cantata.planner.hardware import GPU, Hardware, Node, resolve_hardware
 from cantata.planner.memory import GB
 from cantata.planner.plan import PlanInfeasible, make_plan
 from cantata.planner.speed import Engine
 from tests.helpers.plans import COACHING, FACTORY, assert_fits, config_from_script, planned, run
+from tests.helpers.postgres import PostgresServer
 from tests.helpers.readme import commands
+from tests.helpers.servers import ServerProcess, free_port
 
 REAL_MODEL_SECTION = "## From the embedded model to vLLM"
 
@@ -361,7 +366,7 @@ def test_emit_compose_runs_the_model_servers_beside_postgres_and_cantata(tmp_pat
     assert result.exit_code == 0, result.output
     compose = yaml.safe_load(result.stdout)
     services = compose["services"]
-    own = {"postgres", "cantata", "cantata-worker"}
+    own = {"postgres", "cantata", "cantata-worker", "cantata-admin"}
     servers = {name: s for name, s in services.items() if name not in own}
     assert servers and own <= set(services)
     for service in servers.values():
@@ -399,6 +404,61 @@ def test_emit_compose_runs_the_model_servers_beside_postgres_and_cantata(tmp_pat
     assert services["cantata"]["ports"] == ["8000:8000"] and "--host" in services["cantata"]["command"]
     # The server queues the turns for the workers.
     assert services["cantata"]["environment"]["CANTATA_WORKERS"] == "queue"
+    # CANTATA_HOME on a named volume, the same for every Cantata container, so what one writes
+    # there outlives it; the state and the keys are in the one PostgreSQL.
+    cantata_services = [services[name] for name in ("cantata", "cantata-worker", "cantata-admin")]
+    for service in cantata_services:
+        (volume,) = service["volumes"]
+        name, _, target = volume.partition(":")
+        assert name in compose["volumes"] and target == service["environment"]["CANTATA_HOME"]
+        assert service["environment"]["CANTATA_DB"] == services["cantata"]["environment"]["CANTATA_DB"]
+    # The admin service runs `cantata` commands by hand: left out of `up` (a profile), only
+    # PostgreSQL started for it, never restarted.
+    admin = services["cantata-admin"]
+    assert admin["entrypoint"] == ["cantata"] and admin["profiles"] and "restart" not in admin
+    assert list(admin["depends_on"]) == ["postgres"]
+    assert "docker compose run --rm cantata-admin keys create --user admin --admin" in result.stdout
+
+
+def test_the_composed_server_waits_for_the_first_key_that_the_header_says_to_make(
+    tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What compose runs, run here as processes: each Cantata service's command and environment,
+    with this machine's names for the compose file's (the database, the config file, a home
+    per container, a free port)."""
+    result = run("--pipeline", str(FACTORY), "--hardware", "1x4090", "--emit", "compose")
+    compose = yaml.safe_load(result.stdout)
+    config = tmp_path / "instances.yaml"
+    config.write_text(compose["configs"]["cantata-instances"]["content"])
+    url, port = postgres.new_database(), free_port()
+
+    def container(name: str, *args: str) -> list[str]:
+        """The command of service `name` (with `args`, as `docker compose run` gives them), its
+        environment set; each container has a CANTATA_HOME of its own."""
+        service = compose["services"][name]
+        for key, value in service["environment"].items():
+            monkeypatch.setenv(key, str(config) if value == CONFIG_TARGET else value)
+        monkeypatch.setenv("CANTATA_DB", url)
+        monkeypatch.setenv("CANTATA_HOME", str(tmp_path / name))
+        command = [*service.get("entrypoint", []), *(args or service["command"])]
+        here = {CONFIG_TARGET: str(config), str(CANTATA_PORT): str(port)}
+        assert command[0] == "cantata"
+        return [sys.executable, "-m", "cantata", *(here.get(part, part) for part in command[1:])]
+
+    serve = container("cantata")
+    assert "0.0.0.0" in serve
+    refused = subprocess.run(serve, capture_output=True, text=True, timeout=60)  # compose restarts it meanwhile
+    assert refused.returncode == 2 and "refusing to serve on 0.0.0.0 without API keys" in refused.stderr
+    # Step 1 of the header, as it says.
+    step = re.search(r"^# 1\. docker compose run --rm cantata-admin (.+)$", result.stdout, re.MULTILINE)
+    assert step is not None
+    made = subprocess.run(container("cantata-admin", *shlex.split(step[1])), capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with ServerProcess(tmp_path / "serve.log", container("cantata"), f"http://127.0.0.1:{port}/healthz"):
+        who = httpx.get(f"http://127.0.0.1:{port}/api/whoami", headers={"Authorization": f"Bearer {key}"})
+        assert who.json() == {"user": "admin", "admin": True, "auth": "keys"}
+        assert httpx.get(f"http://127.0.0.1:{port}/api/whoami").status_code == 401
 
 
 def test_the_table_shows_instances_gpus_roles_and_times() -> None:

@@ -1,6 +1,10 @@
 """A docker compose file for a plan on one machine: the model servers, and beside them
 Cantata's own services (PostgreSQL, `cantata serve`, `cantata worker`) with the instances
-config that binds the pipeline's aliases to the servers by their service names.
+config that binds the pipeline's aliases to the servers by their service names, and
+`cantata-admin`, run by hand for `cantata` commands such as the first API key.
+
+The state and the API keys are in PostgreSQL, so the server and every worker share them;
+CANTATA_HOME (the factory's deployed agents' files) is a named volume they share too.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ CANTATA_PORT = 8000
 # Where the instances config is mounted in Cantata's containers (a compose `configs:` entry).
 CONFIG_TARGET = "/etc/cantata/instances.yaml"
 CANTATA_DB = "postgresql://cantata:${POSTGRES_PASSWORD}@postgres:5432/cantata"
-OWN_SERVICES = ("postgres", "cantata", "cantata-worker")
+# CANTATA_HOME in Cantata's containers, on a named volume: what a container writes there outlives it.
+HOME_TARGET = "/var/lib/cantata"
+ADMIN = "cantata-admin"
+OWN_SERVICES = ("postgres", "cantata", "cantata-worker", ADMIN)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -77,15 +84,27 @@ def _model_server(plan: Plan, index: int, previous_on_gpu: dict[str, str]) -> di
 
 
 def _cantata(command: list[str], ready: list[str]) -> dict[str, Any]:
-    """A Cantata process on PostgreSQL with the plan's instances config, once `ready` are healthy."""
+    """A Cantata process on PostgreSQL with the plan's instances config and CANTATA_HOME on
+    its volume, once PostgreSQL and `ready` are healthy."""
     return {
         "image": CANTATA_IMAGE,
         "command": [*command, "--config", CONFIG_TARGET],
-        "environment": {"CANTATA_DB": CANTATA_DB},
+        "environment": {"CANTATA_DB": CANTATA_DB, "CANTATA_HOME": HOME_TARGET},
         "configs": [{"source": "cantata-instances", "target": CONFIG_TARGET}],
+        "volumes": [f"cantata-home:{HOME_TARGET}"],
         "depends_on": {name: {"condition": "service_healthy"} for name in ["postgres", *ready]},
         "restart": "unless-stopped",
     }
+
+
+def _admin() -> dict[str, Any]:
+    """`docker compose run --rm cantata-admin ARGS...` runs `cantata ARGS...` as the server
+    would (same database, home and config, found by CANTATA_CONFIG), with only PostgreSQL
+    started for it. In a profile of its own, `up` leaves it out; naming it in `run` enables it."""
+    service = _cantata([], [])
+    del service["restart"]
+    service["environment"]["CANTATA_CONFIG"] = CONFIG_TARGET
+    return {**service, "entrypoint": ["cantata"], "command": ["keys", "list"], "profiles": ["admin"]}
 
 
 def emit_compose(plan: Plan) -> str:
@@ -125,19 +144,23 @@ def emit_compose(plan: Plan) -> str:
     # The server stores and queues the turns; the workers run them (`cantata serve --workers queue`).
     services["cantata"]["environment"]["CANTATA_WORKERS"] = "queue"
     services["cantata-worker"] = _cantata(["cantata", "worker"], servers)
+    services[ADMIN] = _admin()
     document: dict[str, Any] = {
         "name": f"cantata-{plan.pipeline}".lower(),
         "services": services,
         # Inside the compose network the servers are reached by service name, not localhost.
         "configs": {"cantata-instances": {"content": instances_yaml(plan, names)}},
-        "volumes": {"cantata-db": {}},
+        "volumes": {"cantata-db": {}, "cantata-home": {}},
     }
     header = (
         f"# Cantata plan: pipeline '{plan.pipeline}' on {plan.hardware}: the model servers, PostgreSQL, a Cantata\n"
         f"# server (port {CANTATA_PORT}) and worker. Cantata's image is {CANTATA_IMAGE} (build it with Cantata\n"
-        "# installed). Start with: POSTGRES_PASSWORD=... docker compose up -d (compose 2.23 or later, for\n"
-        "# configs with content); more workers: --scale cantata-worker=N. The server listens beyond loopback,\n"
-        "# so it needs an API key: docker compose run --rm cantata cantata keys create --user admin --admin\n"
+        "# installed); compose 2.23 or later (configs with content). With POSTGRES_PASSWORD exported (or in .env):\n"
+        f"# 1. docker compose run --rm {ADMIN} keys create --user admin --admin\n"
+        "#    prints the first API key, once; it is kept (hashed) in PostgreSQL, which the server and every\n"
+        "#    worker share. The server listens beyond loopback, so it does not start without a key.\n"
+        "# 2. docker compose up -d    (more workers: --scale cantata-worker=N)\n"
+        f"# More keys, the list, a revocation: docker compose run --rm {ADMIN} keys ...\n"
         f"# `cantata plan ... --config-out {CONFIG_FILE}` writes the instances config for the host (localhost ports).\n"
     )
     return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False)
