@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cantata.server.keys import CACHE_S, KeyRing
-from cantata.store import SqliteStore
+from cantata.server.keys import CACHE_S, KeyRing, Principal
+from cantata.store import ApiKeyRow, SqliteStore
 from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import client, make_app, running
@@ -69,3 +69,44 @@ async def test_a_key_stored_in_the_sqlite_home_before_still_opens_the_server(wri
         async with client(app, token) as ann, client(app, token + "x") as wrong:
             assert (await ann.get("/api/whoami")).json() == ANN
             assert (await wrong.get("/api/whoami")).status_code == 401
+
+
+class CountedReads:
+    """A store's keys, counting the reads of one key by id."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.reads = 0
+
+    async def add_api_key(self, key: ApiKeyRow) -> bool:
+        return await self.store.add_api_key(key)
+
+    async def api_key(self, key_id: str) -> ApiKeyRow | None:
+        self.reads += 1
+        return await self.store.api_key(key_id)
+
+    async def api_keys(self) -> list[ApiKeyRow]:
+        return await self.store.api_keys()
+
+    async def revoke_api_key(self, key_id: str) -> ApiKeyRow | None:
+        return await self.store.revoke_api_key(key_id)
+
+
+async def test_a_key_is_read_once_for_requests_at_once_and_again_once_its_copy_ages_out() -> None:
+    store = SqliteStore(":memory:")
+    keys = CountedReads(store)
+    try:
+        ring = KeyRing(keys, cache_s=0.2)
+        _, token = await ring.create("ann")
+        _, other = await ring.create("bob")
+        found = await asyncio.gather(*(ring.verify(token) for _ in range(20)), ring.verify(token + "x"))
+        assert found == [Principal("ann", admin=False)] * 20 + [None] and keys.reads == 1
+        await asyncio.sleep(0.2)
+        assert await ring.verify(token) == Principal("ann", admin=False) and keys.reads == 2
+        assert await ring.verify("cnt_00000000_unknown") is None and keys.reads == 3
+        assert await ring.verify("not-a-key") is None and keys.reads == 3  # not even looked up
+        await ring.verify(other)
+        await ring.revoke(other.split("_")[1])
+        assert await ring.verify(other) is None  # revoked through this ring: at once
+    finally:
+        await store.close()
