@@ -131,6 +131,7 @@ def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
         "007_session_leases",
         "008_event_numbers",
         "009_tool_calls",
+        "010_approvals",
     ]
 
 

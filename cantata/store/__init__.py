@@ -9,6 +9,8 @@ from cantata.errors import ConfigError
 from cantata.store.base import Store
 from cantata.store.rows import (
     AgentVersion,
+    ApprovalRow,
+    Decided,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -39,6 +41,8 @@ def open_store(home: Path, url: str | None = None) -> Store:
 
 
 __all__ = [
+    "ApprovalRow",
+    "Decided",
     "AgentVersion",
     "EntryRow",
     "Forgotten",

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from cantata.store.protocols import (
     AgentRegistry,
+    ApprovalLog,
     BlackboardStore,
     EventLog,
     SessionLeases,
@@ -18,8 +19,10 @@ from cantata.store.protocols import (
 )
 
 
-class Store(SessionStore, SessionLeases, BlackboardStore, ToolCallLog, EventLog, AgentRegistry, UserData, Protocol):
-    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls, the event log and
-    deployed agents."""
+class Store(
+    SessionStore, SessionLeases, BlackboardStore, ToolCallLog, ApprovalLog, EventLog, AgentRegistry, UserData, Protocol
+):
+    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls and their
+    approvals, the event log and deployed agents."""
 
     async def close(self) -> None: ...

@@ -17,6 +17,7 @@ from cantata.events import Event, EventType
 from cantata.store.connection import Connection
 from cantata.store.protocols import RECENT_TURNS
 from cantata.store.rows import (
+    ApprovalRow,
     EntryRow,
     Forgotten,
     PastTurn,
@@ -370,6 +371,26 @@ def tool_call_rows(db: Connection, where: str, params: Sequence[Any]) -> list[To
             "SELECT turn_id, agent, iteration, step, idx, call_id, tool, arguments, status, result, error,"
             f" duration_s, bytes, side_effects FROM tool_calls WHERE {where}"
             " ORDER BY turn_id, agent, iteration, step, idx",
+            params,
+        )
+    ]  # fmt: skip
+
+
+def approval_rows(db: Connection, where: str, params: Sequence[Any]) -> list[ApprovalRow]:
+    """Approvals with their call (tool, arguments) and whose turn it is, oldest first."""
+    return [
+        ApprovalRow(
+            int(id_), int(turn_id), session_id, user_id, pipeline, agent, int(iteration), int(step), int(idx),
+            call_id, tool, json.loads(arguments), status, reason, decided_by, created_at, decided_at,
+        )
+        for id_, turn_id, session_id, user_id, pipeline, agent, iteration, step, idx, call_id, tool, arguments,
+        status, reason, decided_by, created_at, decided_at in db.execute(
+            "SELECT a.id, a.turn_id, t.session_id, s.user_id, s.pipeline, a.agent, a.iteration, a.step, a.idx,"
+            " c.call_id, c.tool, c.arguments, a.status, a.reason, a.decided_by, a.created_at, a.decided_at"
+            " FROM approvals a JOIN turns t ON t.id = a.turn_id JOIN sessions s ON s.id = t.session_id"
+            " JOIN tool_calls c ON (c.turn_id, c.agent, c.iteration, c.step, c.idx)"
+            " = (a.turn_id, a.agent, a.iteration, a.step, a.idx)"
+            f" WHERE {where} ORDER BY a.id",
             params,
         )
     ]  # fmt: skip
