@@ -158,3 +158,85 @@ async def test_a_denied_call_is_a_result_the_model_reads(write: WriteFile, home:
         ]
     finally:
         await app.close()
+
+
+# -- the REST API ---------------------------------------------------------------------------
+
+
+async def wait_for_status(c: Any, turn_id: int, want: str) -> dict[str, Any]:
+    """The turn once its status is `want` (the resumed turn runs in the server's background)."""
+    import asyncio
+
+    for _ in range(400):
+        turn: dict[str, Any] = (await c.get(f"/api/turns/{turn_id}")).json()
+        if turn["status"] == want:
+            return turn
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"turn {turn_id} is {turn['status']}, not {want}")
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+async def test_rest_approve_and_deny_with_per_user_isolation(
+    write: WriteFile, home: Path, calls_log: Path, decision: str
+) -> None:
+    from tests.helpers.server_app import chat_body, client, make_app, new_key, running
+
+    pipeline, config = write_guarded(write)
+    ann, bob, admin = await new_key(home, "ann"), await new_key(home, "bob"), await new_key(home, "root", admin=True)
+    async with running(make_app(config, home, pipelines=[pipeline])) as app:
+        async with client(app, ann) as c, client(app, bob) as other, client(app, admin) as root:
+            body = (await c.post("/v1/chat/completions", json=chat_body("send hi", model="guarded"))).json()
+            turn_id = body["cantata"]["turn_id"]
+            assert body["cantata"]["status"] == "waiting"
+            (pending,) = (await c.get("/api/approvals")).json()
+            assert (pending["turn_id"], pending["agent"], pending["tool"], pending["arguments"]) == (
+                turn_id,
+                "worker",
+                "send",
+                {"text": "hi"},
+            )
+            assert pending["status"] == "pending" and body["cantata"]["approvals"] == [pending["id"]]
+            assert (await c.get("/api/approvals", params={"turn_id": turn_id})).json() == [pending]
+            assert (await c.get(f"/api/turns/{turn_id}")).json()["status"] == "waiting"
+            # Another user sees nothing of it and cannot decide it; an admin sees it.
+            assert (await other.get("/api/approvals")).json() == []
+            refused = await other.post(f"/api/approvals/{pending['id']}", json={"decision": "approve"})
+            assert refused.status_code == 404 and refused.json()["error"]["code"] == "approval_not_found"
+            assert [a["id"] for a in (await root.get("/api/approvals")).json()] == [pending["id"]]
+            # The session takes no new turn meanwhile.
+            busy = await c.post(
+                "/v1/chat/completions",
+                json=chat_body("again", model="guarded"),
+                headers={"X-Cantata-Session": body["cantata"]["session"]},
+            )
+            assert busy.status_code == 409 and "approve or deny" in busy.json()["error"]["message"]
+
+            answer = await c.post(f"/api/approvals/{pending['id']}", json={"decision": decision, "reason": "not today"})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["status"] == ("approved" if decision == "approve" else "denied")
+            assert answer.json()["decided_by"] == "ann"
+            twice = await c.post(f"/api/approvals/{pending['id']}", json={"decision": "approve"})
+            assert twice.status_code == 409 and twice.json()["error"]["code"] == "approval_decided"
+            turn = await wait_for_status(c, turn_id, "ok")
+            assert turn["status"] == "ok"
+            assert (await c.get("/api/approvals")).json() == []
+            board = (await c.get(f"/api/turns/{turn_id}/blackboard")).json()
+    sent = [call for call in logged(calls_log) if call["tool"] == "send"]
+    assert sent == ([{"tool": "send", "text": "hi"}] if decision == "approve" else [])
+    worker = next(e for e in board["entries"] if e["agent"] == "worker")
+    send = next(c for c in worker["tool_calls"] if c["tool"] == "send")
+    if decision == "approve":
+        assert (send["status"], send["result"]) == ("ok", "sent")
+    else:
+        assert (send["status"], send["error"]) == ("denied", "denied by a person: not today")
+
+
+async def test_a_bad_decision_is_a_422_in_the_one_error_shape(write: WriteFile, home: Path) -> None:
+    from tests.helpers.server_app import client, make_app, running
+
+    pipeline, config = write_guarded(write)
+    async with running(make_app(config, home, pipelines=[pipeline])) as app, client(app) as c:
+        bad = await c.post("/api/approvals/1", json={"decision": "maybe"})
+        assert bad.status_code == 422 and set(bad.json()) == {"error"}
+        missing = await c.post("/api/approvals/1", json={"decision": "approve"})
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "approval_not_found"

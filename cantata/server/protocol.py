@@ -112,6 +112,10 @@ class CantataTurnInfo(BaseModel):
     final_agent: str | None
     agents: list[AgentSummary]
     quality: TurnQuality = Field(description="Whether the replies came from Cantata's repairs (see /api/turns).")
+    approvals: list[int] = Field(
+        default_factory=list,
+        description="A `waiting` turn's pending approvals: decide them at /api/approvals/{id} and it resumes.",
+    )
 
 
 class AssistantMessage(BaseModel):
@@ -492,6 +496,36 @@ class MemoryExport(BaseModel):
     model_config = ConfigDict(extra="allow")
     user: str
     sessions: list[ExportedSession]
+
+
+class ApprovalInfo(BaseModel):
+    """A tool call that waits (or waited) for a person: what would be called, with which arguments."""
+
+    id: int
+    turn_id: int
+    session: str
+    user: str
+    pipeline: str
+    agent: str
+    iteration: int
+    step: int = Field(description="The tool loop's step that asked for the call, from 1.")
+    index: int = Field(description="The call's place among that step's calls, from 0.")
+    call_id: str
+    tool: str
+    arguments: Any = Field(description="As the model sent them (untrusted).")
+    status: Literal["pending", "approved", "denied"]
+    reason: str | None = Field(description="Why it was decided so, if the person said.")
+    decided_by: str | None = Field(description="The user whose key decided it.")
+    created_at: float
+    decided_at: float | None
+
+
+class ApprovalDecision(BaseModel):
+    """A person's decision on a pending approval: the call runs, or the model reads the denial."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["approve", "deny"]
+    reason: str | None = Field(None, max_length=2000, description="Told to the model with a denial.")
 
 
 class Deleted(BaseModel):
