@@ -240,3 +240,62 @@ async def test_a_bad_decision_is_a_422_in_the_one_error_shape(write: WriteFile, 
         assert bad.status_code == 422 and set(bad.json()) == {"error"}
         missing = await c.post("/api/approvals/1", json={"decision": "approve"})
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "approval_not_found"
+
+
+# -- cantata chat -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answers", "sent", "told"), [(b"y\n", True, "(approved)"), (b"n\nnot today\n", False, "(denied)")]
+)
+def test_cantata_chat_asks_in_the_terminal(
+    write: WriteFile, home: Path, calls_log: Path, answers: bytes, sent: bool, told: str
+) -> None:
+    import subprocess
+    import sys
+
+    pipeline, config = write_guarded(write)
+    done = subprocess.run(
+        [sys.executable, "-m", "cantata", "chat", str(pipeline), "--config", str(config)],
+        input=b"send hi\n" + answers + b"/quit\n",
+        capture_output=True,
+        timeout=120,
+    )
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert 'worker would call send({"text": "hi"}) [approval 1]' in out and told in out
+    assert "worker: done" in out
+    assert [c for c in logged(calls_log) if c["tool"] == "send"] == ([{"tool": "send", "text": "hi"}] if sent else [])
+
+
+def test_a_turn_left_waiting_by_cantata_run_is_decided_in_a_later_chat(
+    write: WriteFile, home: Path, calls_log: Path
+) -> None:
+    """The pause outlives its process: `cantata run` ends with the turn waiting; a later
+    `cantata chat --session` asks about it, and the turn finishes there."""
+    import subprocess
+    import sys
+
+    pipeline, config = write_guarded(write)
+    command = [sys.executable, "-m", "cantata"]
+    ran = subprocess.run(
+        [*command, "run", str(pipeline), "-m", "send hi", "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    paused = json.loads(ran.stdout)
+    assert paused["status"] == "waiting" and paused["approvals"] == [1]
+    # The second process's scripted model starts from its first canned step: give it the rest.
+    write("replies.yaml", "worker: " + json.dumps(STEPS[1:]) + "\n")
+    chat = subprocess.run(
+        [*command, "chat", str(pipeline), "--config", str(config), "--session", paused["session"]],
+        input="y\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert chat.returncode == 0, chat.stderr
+    assert "worker would call send" in chat.stdout and "worker: done" in chat.stdout
+    assert [c["tool"] for c in logged(calls_log)] == ["add", "send"]  # each once
