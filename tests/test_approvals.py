@@ -221,10 +221,17 @@ async def test_rest_approve_and_deny_with_per_user_isolation(
             assert turn["status"] == "ok"
             assert (await c.get("/api/approvals")).json() == []
             board = (await c.get(f"/api/turns/{turn_id}/blackboard")).json()
+            detail = (await c.get(f"/api/turns/{turn_id}")).json()
     sent = [call for call in logged(calls_log) if call["tool"] == "send"]
     assert sent == ([{"tool": "send", "text": "hi"}] if decision == "approve" else [])
     worker = next(e for e in board["entries"] if e["agent"] == "worker")
     send = next(c for c in worker["tool_calls"] if c["tool"] == "send")
+    # The timeline's marks: each call in its agent's lane, with its approval.
+    marks = next(a for a in detail["agents"] if a["name"] == "worker")["tool_calls"]
+    assert [(m["tool"], m["status"], m["approval"], m["approval_status"]) for m in marks] == [
+        ("add", "ok", None, None),
+        ("send", "ok" if decision == "approve" else "denied", pending["id"], answer.json()["status"]),
+    ]
     if decision == "approve":
         assert (send["status"], send["result"]) == ("ok", "sent")
     else:

@@ -283,6 +283,25 @@ class Retry(BaseModel):
     error: str | None
 
 
+class ToolMark(BaseModel):
+    """One tool call as the timeline marks it in its agent's lane (times from the turn's start)."""
+
+    at_s: float = Field(description="When it started, or began to wait for a person.")
+    finished_s: float | None
+    iteration: int
+    step: int
+    index: int
+    tool: str | None
+    arguments: Any
+    status: str = Field(description="started, waiting (for a person), ok, error, unknown or denied.")
+    result: str | None = Field(description="What the model read (untrusted text, capped).")
+    error: str | None
+    duration_s: float | None
+    approval: int | None = Field(description="Its approval's id, if its tool has `approve: true`.")
+    approval_status: Literal["pending", "approved", "denied"] | None
+    reason: str | None = Field(description="The reason the person gave with the decision, if any.")
+
+
 class TurnAgent(BaseModel):
     """One agent of a turn as the timeline draws it (times in seconds from the turn's start)."""
 
@@ -307,6 +326,7 @@ class TurnAgent(BaseModel):
     reads: list[str]
     deliver: str | None
     kind: Literal["model", "function"]
+    tool_calls: list[ToolMark] = Field(default_factory=list, description="Its tool loop's calls, in order.")
 
 
 class TurnDetail(BaseModel):
