@@ -78,7 +78,7 @@ async def approvals(
     return await service.approvals(caller, user, turn_id=turn_id, every=every)
 
 
-@router.post("/approvals/{approval_id}", response_model=ApprovalInfo, responses=error_responses(404, 409))
+@router.post("/approvals/{approval_id}", response_model=ApprovalInfo, responses=error_responses(400, 404, 409))
 async def decide(service: ServiceDep, approval_id: int, body: ApprovalDecision, caller: Caller) -> ApprovalInfo:
     """Approve (the call runs) or deny (the model reads "denied by a person: REASON"); the turn
     resumes once its last pending approval is decided. Deciding twice: 409."""
