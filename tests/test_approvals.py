@@ -15,32 +15,17 @@ from cantata.events import Event
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
 from tests.helpers.pipelines import WriteFile
+from tests.test_tool_kill import TOOLS
 
-ACTS = '''
-import json
-import os
-
-
-def _log(name, **arguments):
-    with open(os.environ["TOOL_TEST_LOG"], "a") as f:
-        f.write(json.dumps({"tool": name, **arguments}) + "\\n")
-
-
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    _log("add", a=a, b=b)
-    return a + b
-
-
-def send(text: str) -> str:
-    """Send a message to the outside world."""
-    _log("send", text=text)
-    return "sent"
-
+# The kill tests' tools (`add`; `send`, a side effect), and a function agent beside them.
+ACTS = (
+    TOOLS
+    + """
 
 def quick(ctx):
     return "on it"
-'''
+"""
+)
 
 PIPELINE = """
 name: guarded
@@ -121,6 +106,9 @@ async def test_a_call_waits_for_approval_then_runs_once(write: WriteFile, home: 
         stored = [e.type for e in await app.store.events(paused.turn_id)]
         assert stored.count("approval_requested") == 1 and stored.count("approval_decided") == 1
         assert stored.count("turn_started") == 1 and stored[-1] == "turn_delivered"
+        (session,) = (await app.store.export_user(paused.user))["sessions"]
+        (exported,) = session["turns"][0]["approvals"]
+        assert (exported["tool"], exported["status"], exported["decided_by"]) == ("send", "approved", "ann")
     finally:
         await app.close()
 

@@ -499,6 +499,9 @@ class ExportedTurn(BaseModel):
     tool_calls: list[dict[str, Any]] | None = Field(
         None, description="The calls of the agents' tool loops (agent, step, tool, arguments, result...), if any."
     )
+    approvals: list[dict[str, Any]] | None = Field(
+        None, description="Its tool calls that needed a person's approval, and what was decided, if any."
+    )
 
 
 class ExportedSession(BaseModel):

@@ -278,8 +278,8 @@ def entry(row: tuple[Any, ...]) -> EntryRow:
 
 
 def export_user(db: Connection, user_id: str) -> dict[str, Any]:
-    """Everything stored about the user in five statements (sessions, turns, messages,
-    entries, tool calls), however many turns they had, assembled here."""
+    """Everything stored about the user in six statements (sessions, turns, messages,
+    entries, tool calls, approvals), however many turns they had, assembled here."""
     sessions: dict[str, dict[str, Any]] = {
         sid: {"session": sid, "pipeline": pipeline, "created_at": created, "summary": text, "turns": []}
         for sid, pipeline, created, text in db.execute(
@@ -314,6 +314,8 @@ def export_user(db: Connection, user_id: str) -> dict[str, Any]:
             turns[turn_id]["earlier_iterations"] = earlier
     for call in tool_call_rows(db, f"turn_id IN ({of_user})", (user_id,)):
         turns[call.turn_id].setdefault("tool_calls", []).append({"agent": call.agent, **call.as_json()})
+    for approval in approval_rows(db, f"a.turn_id IN ({of_user})", (user_id,)):
+        turns[approval.turn_id].setdefault("approvals", []).append(approval.as_json())
     return {"user": user_id, "sessions": list(sessions.values())}
 
 
