@@ -219,6 +219,11 @@ def _print_turn(result: TurnResult, pipeline: Pipeline) -> None:
     if result.final:
         click.echo(f"{result.final.agent} ({result.final.at_s:.1f} s): {result.final.text}\n")
     click.echo(f"turn {result.turn} of session {result.session} (user {result.user}): {result.status}")
+    if result.approvals:
+        click.echo(
+            f"waits for a person to approve or deny a tool call (approval {', '.join(map(str, result.approvals))}):"
+            f" `cantata chat --session {result.session}`, or POST /api/approvals/ID on `cantata serve`"
+        )
     if result.quality.note:
         click.echo(f"quality: {result.quality.note}")
     for agent in result.agents:

@@ -6,6 +6,7 @@ CantataError                     (exit 1, HTTP 500)
 │   ├── ConfigError      an instances config that cannot be used (only a bad config)
 │   ├── SessionConflict  a session continued with a pipeline it does not belong to (409)
 │   ├── SessionBusy      a turn of the session is running elsewhere and the caller would not wait (409)
+│   ├── AlreadyDecided   an approval that a person has approved or denied already (409)
 │   └── SandboxUnavailable  generated code must run under bubblewrap, which cannot run here (503)
 ├── BackendError         a model call that did not produce an answer (the agent fails, not the turn; 502)
 │   ├── BackendUnavailable   an instance that does not answer, at the start of a turn or during it:
@@ -19,6 +20,8 @@ CantataError                     (exit 1, HTTP 500)
 ├── OutputInvalid        a reply that does not validate against the agent's output model (422)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
 ├── ToolError            a tool call that failed: its message is what the model reads (502)
+├── AwaitingApproval     a signal more than a failure: an agent's tool call waits for a person (its
+│                        turn pauses, status `waiting`, and resumes once every approval is decided)
 └── StoreError           the database refused a write or read
     └── StoreUnavailable the database cannot be reached or opened at all (exit 2, HTTP 503)
 
@@ -243,6 +246,22 @@ class ToolError(CantataError):
     nothing of Cantata's internals."""
 
     status = 502
+
+
+class AwaitingApproval(CantataError):
+    """An agent's tool loop reached calls that a person must approve first (tool_loop.py):
+    the agent stops without an entry, its turn pauses, and resumes when they are decided.
+    Not an agent failure: nothing catches it as one (it is no BackendError)."""
+
+    def __init__(self, message: str, approvals: list[int] | None = None) -> None:
+        super().__init__(message)
+        self.approvals = approvals or []
+
+
+class AlreadyDecided(UserError):
+    """An approval asked to be decided a second time."""
+
+    status = 409
 
 
 class OutputInvalid(CantataError):

@@ -39,6 +39,9 @@ EventType = Literal[
     "conflict",
     "tool_started",  # a call of an agent's tool loop began (tool_loop.py)
     "tool_finished",  # ...and ended: its status, result or error, duration and bytes
+    "approval_requested",  # a call waits for a person: approval id, tool, arguments (tool_loop.py)
+    "approval_decided",  # ...who approved or denied it, and why (runtime.py)
+    "turn_waiting",  # the turn paused for its pending approvals; it resumes (turn_resumed) once decided
     "loop_iteration",
     "loop_finished",
     "early_delivered",

@@ -1,4 +1,11 @@
-"""Where a turn starts: `Cantata.run_turn()` checks, stores the message, runs the turn.
+"""Where a turn starts: `Cantata.run_turn()` checks, stores the message, runs the turn;
+where a cut turn resumes, and where a person's approval of a tool call is decided.
+
+A turn paused for approvals (`waiting`) holds nothing while it waits, however long: no
+task, no session lease, no slot, and its agents' deadlines are not running. It is a row in
+the store, so it survives any restart. Deciding its last pending approval makes it `running`
+again in the same commit, and whoever decided resumes it (a crash in between: the next start
+does). Meanwhile its session takes no new turn (SessionBusy): one turn at a time per session.
 
 Everything that can be wrong with the input (pipeline, config, unreachable instance,
 empty message, unknown session) is found before anything is written to the store.
@@ -7,6 +14,7 @@ empty message, unknown session) is found before anything is written to the store
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 from cantata import killpoints
 from cantata.compaction import compact_session, may_need_compaction
 from cantata.config import DEFAULT_USER, InstancesConfig, cantata_home, database_url
-from cantata.errors import CantataError, SessionBusy, SessionConflict, StoreError, ToolError, UserError
+from cantata.errors import AlreadyDecided, CantataError, SessionBusy, SessionConflict, StoreError, ToolError, UserError
 from cantata.events import Event, EventBus, Listener
 from cantata.leases import LeaseKeeper
 from cantata.loader import Pipeline
 from cantata.mcp_spec import McpServerSpec
 from cantata.pool import Pool
 from cantata.scheduler import Delivered, Services, TurnInput, TurnRunner
-from cantata.store import Forgotten, SessionRow, Store, TurnContext, open_store
+from cantata.store import Decided, Forgotten, SessionRow, Store, TurnContext, open_store
 from cantata.tools import Tool
 from cantata.turn import TurnResult
 
@@ -143,6 +151,12 @@ class Cantata:
             left = await self.store.running_turns(session.id) if session_id is not None else []
             for turn_id in left:
                 await self._resume_held(pipeline, turn_id, None)
+            waiting = await self.store.approvals(session_id=session.id, pending=True) if session_id else []
+            if waiting:
+                raise SessionBusy(
+                    f"turn {waiting[0].turn_id} of session {session.id} waits for a person to approve or deny"
+                    f" {waiting[0].tool} (approval {waiting[0].id}); decide it first"
+                )
             started = await self.store.start_turn(
                 session, message, new_session=session_id is None, memory=pipeline.memory_agents
             )
@@ -270,6 +284,10 @@ class Cantata:
             result = await runner.run()
         finally:
             self._turn_listeners.pop(turn_id, None)
+        if result.status == "waiting":
+            row = await self.store.get_turn(turn_id)
+            if row is not None and row.status == "running":  # decided while it was pausing: it goes on
+                return await self._resume_held(pipeline, turn_id, on_event, traceparent)
         # After delivery, off the critical path: fold old turns into the summary if needed.
         reply = result.final.text if result.final else result.early.text if result.early else ""
         if may_need_compaction(runner.briefing, reply, pipeline.spec.budget):
@@ -277,6 +295,38 @@ class Cantata:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         return result
+
+    async def decide(self, approval_id: int, *, approved: bool, reason: str | None = None, by: str) -> Decided:
+        """Approve or deny a pending approval, once (AlreadyDecided after). When it was its
+        turn's last, the turn is `running` again: resume it (`resumable`) with `resume`."""
+        decided = await self.store.decide_approval(approval_id, approved=approved, reason=reason, by=by)
+        if decided is None:
+            found = await self.store.approvals(approval_id=approval_id)
+            if not found:
+                raise UserError(f"no approval {approval_id}")
+            raise AlreadyDecided(f"approval {approval_id} was {found[0].status} already, by {found[0].decided_by}")
+        approval = decided.approval
+        turn = await self.store.get_turn(approval.turn_id)
+        at_s = time.time() - turn.started_at if turn is not None else 0.0
+        self.bus.publish(
+            Event(
+                "approval_decided",
+                approval.turn_id,
+                approval.session_id,
+                at_s,
+                approval.agent,
+                {
+                    "approval": approval.id,
+                    "status": approval.status,
+                    "reason": reason,
+                    "by": by,
+                    "tool": approval.tool,
+                    **({"iteration": approval.iteration} if approval.iteration else {}),
+                },
+                user_id=approval.user_id,
+            )
+        )
+        return decided
 
     def _to_turn_listener(self, event: Event) -> None:
         listener = self._turn_listeners.get(event.turn_id)

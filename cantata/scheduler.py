@@ -3,7 +3,9 @@
 No rounds: each agent is a task awaiting the futures of what it reads; the critical
 path of the DAG is the only wait. A failed agent does not fail the turn: its readers
 run with that input marked missing, unless they list it under `required`, in which
-case they are skipped. Outputs are committed in the order written, readers starting at
+case they are skipped. An agent whose tool call waits for a person's approval pauses: it and
+every agent after it stop without an entry, the others run to their end, and the turn is
+`waiting` until the approvals are decided; then it resumes as a cut turn does. Outputs are committed in the order written, readers starting at
 once (see `Store.write_entry`); the turn finishes once every output is committed.
 """
 
@@ -20,7 +22,16 @@ from typing import Any
 from cantata import killpoints, telemetry
 from cantata.blackboard import Blackboard
 from cantata.context import FunctionContext, Runtime
-from cantata.errors import BackendError, CantataError, OutputInvalid, Skip, StoreError, ToolError, get_logger
+from cantata.errors import (
+    AwaitingApproval,
+    BackendError,
+    CantataError,
+    OutputInvalid,
+    Skip,
+    StoreError,
+    ToolError,
+    get_logger,
+)
 from cantata.events import Event, EventBus, EventType
 from cantata.loader import Pipeline
 from cantata.mcp_spec import McpServerSpec
@@ -29,7 +40,7 @@ from cantata.nodes import run_function
 from cantata.pool import Pool
 from cantata.prompts import Briefing, build_briefing, build_messages, reader_inputs
 from cantata.spec import AgentSpec, LoopSpec
-from cantata.store import EntryRow, SessionRow, Store, ToolCallRow, TurnContext
+from cantata.store import ApprovalRow, EntryRow, SessionRow, Store, ToolCallRow, TurnContext
 from cantata.structured import OutputContract, reply_text
 from cantata.tool_loop import ToolLoop
 from cantata.tools import Tool
@@ -117,6 +128,7 @@ class TurnRunner:
         self._writes: list[tuple[AgentResult, At, Awaitable[None]]] = []  # entries queued, in order
         self._done: dict[str, asyncio.Future[None]] = {}  # per agent, set once it has run
         self._running: set[str] = set()  # agents not done yet: the turn finishes when none is left
+        self._paused: dict[str, list[int]] = {}  # agents waiting for approvals (theirs, or an upstream's)
         self._finished: tuple[TurnStatus, Awaitable[None]] | None = None  # the status and its write
         self._tracer = telemetry.tracer()  # None while tracing is off: then no tracing call per agent
 
@@ -174,7 +186,11 @@ class TurnRunner:
                 {r.name: r.quality for r in self.results.values() if r.status == "ok" and r.quality},
                 [d.agent for d in (self.early, self.final) if d is not None],
             ),
+            approvals=self._approvals(),
         )
+
+    def _approvals(self) -> list[int]:
+        return sorted({approval for waiting in self._paused.values() for approval in waiting})
 
     def _restore_written(self) -> None:
         """Every agent's future; those a resumed turn already wrote are done, with their
@@ -255,7 +271,9 @@ class TurnRunner:
         written = done[agent.name]
         view = view or self.results
         try:
-            if self._tracer is None:
+            if any(upstream in self._paused for upstream in agent.reads):
+                self._paused[agent.name] = []  # it runs once what it reads exists, when the turn resumes
+            elif self._tracer is None:
                 await self._run_agent(agent, view, iteration)
             else:
                 model = None if agent.is_function else agent.model
@@ -279,9 +297,13 @@ class TurnRunner:
 
     def _finish(self) -> None:
         status = self._status()
-        # The early reply was stored when it was delivered (`_deliver`).
-        replies = [(self.final.agent, self.final.text)] if self.final is not None else []
-        self.emit("turn_delivered", status=status)
+        # The early reply was stored when it was delivered (`_deliver`); a waiting turn's final
+        # one is stored when it finishes after all.
+        replies = [(self.final.agent, self.final.text)] if self.final is not None and status != "waiting" else []
+        if status == "waiting":
+            self.emit("turn_waiting", approvals=self._approvals(), agents=sorted(self._paused))
+        else:
+            self.emit("turn_delivered", status=status)
         self._finished = (status, self.services.store.finish_turn(self.turn_id, status, replies))
         killpoints.reached("finishing")
 
@@ -294,8 +316,12 @@ class TurnRunner:
         its own entries; on resume, iterations already written are restored, not rerun.
         """
         looped = self.pipeline.looped
-        for upstream in {r for name in loop.agents for r in self.pipeline.agents[name].reads if r not in looped}:
+        upstreams = {r for name in loop.agents for r in self.pipeline.agents[name].reads if r not in looped}
+        for upstream in upstreams:
             await done[upstream]
+        if upstreams & self._paused.keys():
+            self._pause_loop(loop, done)
+            return
         written: dict[int, dict[str, EntryRow]] = {}
         for entry in await self.board.history() if self.turn.resumed else []:
             if entry.agent in looped:
@@ -321,11 +347,20 @@ class TurnRunner:
                         group.create_task(node, name=f"cantata:{name}")
             for name in loop.agents:
                 self.results[name] = view[name]
+            if any(name in self._paused for name in loop.agents):
+                self._pause_loop(loop, done)  # resumed, it goes on inside this iteration
+                return
             stopped = await self._until(loop, view, iteration)
             carried = {replaced: view[source] for source, replaced in loop.carry.items()}
         if not self.turn.delivered.has("loop_finished"):
             self.emit("loop_finished", iterations=iteration, stopped=stopped)
         for name in loop.agents:
+            done[name].set_result(None)
+        self._finish_if_done(*loop.agents)
+
+    def _pause_loop(self, loop: LoopSpec, done: dict[str, asyncio.Future[None]]) -> None:
+        for name in loop.agents:
+            self._paused.setdefault(name, [])
             done[name].set_result(None)
         self._finish_if_done(*loop.agents)
 
@@ -359,6 +394,9 @@ class TurnRunner:
                 output = await self._run_model(agent, result, inputs, missing, at)
         except Skip as skip:
             self._skip(agent, result, skip.reason, at)
+            return
+        except AwaitingApproval as waiting:
+            self._paused[agent.name] = waiting.approvals
             return
         except (BackendError, OutputInvalid) as exc:
             if self._write(agent, result, "failed", None, str(exc), at):
@@ -479,9 +517,17 @@ class TurnRunner:
         """The agent's tool loop; resumed, it goes on from the calls recorded before."""
         iteration = at.get("iteration", 0)
         recorded: list[ToolCallRow] = []
+        decisions: dict[tuple[int, int], ApprovalRow] = {}
         if self.turn.resumed:
-            rows = (await self.services.store.tool_calls([self.turn_id]))[self.turn_id]
+            store = self.services.store
+            rows = (await store.tool_calls([self.turn_id]))[self.turn_id]
             recorded = [r for r in rows if r.agent == agent.name and r.iteration == iteration]
+            if any(r.status == "waiting" for r in recorded):
+                decisions = {
+                    (a.step, a.index): a
+                    for a in await store.approvals(turn_id=self.turn_id)
+                    if (a.agent, a.iteration) == (agent.name, iteration)
+                }
         tools = list(self.pipeline.tools.get(agent.name, []))
         for spec in self.pipeline.mcp.get(agent.name, []):
             tools += await self._mcp_tools(agent, spec, {tool.name for tool in tools})
@@ -493,8 +539,10 @@ class TurnRunner:
             output_schema=contract.schema if contract is not None else None,
             place=(self.turn_id, iteration),
             record=self.services.store.record_tool_calls,
+            ask=self.services.store.request_approvals,
             emit=(lambda type, name=None, **data: self.emit(type, name, **at, **data)) if at else self.emit,
             recorded=recorded,
+            decisions=decisions,
         )
         self._loops[(agent.name, iteration)] = loop
         return loop
@@ -603,6 +651,8 @@ class TurnRunner:
             self._writes.append((result, {}, stored))
 
     def _status(self) -> TurnStatus:
+        if self._paused:
+            return "waiting"
         statuses = [r.status for r in self.results.values()]
         final_agent = self.pipeline.deliverer("final")
         if final_agent is not None and self.results[final_agent.name].status != "ok":

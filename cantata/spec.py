@@ -42,7 +42,10 @@ class ToolEntry(BaseModel):
     side_effects: bool = Field(
         False, description="A call that started but has no recorded result is never repeated on resume."
     )
-    approve: bool = Field(False, description="A person approves each call (not available yet).")
+    approve: bool = Field(
+        False,
+        description="A person approves or denies each call before it runs; the turn waits (status `waiting`) until then.",
+    )
     timeout_s: float = Field(30.0, gt=0, description="Per call.")
 
     @property
@@ -307,8 +310,6 @@ def _check_tools(agent: AgentSpec, source: Source, here: Loc) -> None:
                 f"{source.where((*at, kinds[-1]) if kinds else at)}: a tool is one of 'function: module.fn', "
                 "'sandbox: module.fn' or 'mcp: {...}', not several and not none"
             )
-        if tool.approve or (tool.mcp is not None and tool.mcp.approve):
-            raise SpecError(f"{source.where(at)}: 'approve: true' is not available yet; remove it")
         if tool.mcp is not None:
             continue  # its tools' names are the server's: a clash is settled when it is listed
         name = tool.default_name

@@ -14,6 +14,11 @@ records without calling the model or any completed tool again; a call that start
 no result is run again, unless its tool has side effects: then the model is told its
 outcome is unknown.
 
+Approvals: a call of a tool with `approve: true` is recorded `waiting` with an approval for a
+person to decide; the step's other calls run, then the loop stops (AwaitingApproval) and its
+turn pauses. Resumed once decided, the loop replays its steps: an approved call runs then, a
+denied one is a result the model reads ("denied by a person: REASON").
+
 Tool results are untrusted text: capped at MAX_RESULT_CHARS, given only to this agent's own
 conversation, never to the shared briefing or another agent's prompt.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,9 +37,17 @@ from jsonschema.exceptions import best_match
 
 from cantata import killpoints, telemetry
 from cantata.backends.base import Message
-from cantata.errors import CantataError, OutputInvalid, OutputTruncated, ToolError, ToolLimitReached, get_logger
+from cantata.errors import (
+    AwaitingApproval,
+    CantataError,
+    OutputInvalid,
+    OutputTruncated,
+    ToolError,
+    ToolLimitReached,
+    get_logger,
+)
 from cantata.spec import AgentSpec
-from cantata.store import ToolCallRow
+from cantata.store import ApprovalRow, ToolCallRow
 from cantata.tools.base import Tool, ToolCall, definition
 from cantata.tools.envelope import envelope_instructions, envelope_schema, read_envelope
 
@@ -48,6 +61,7 @@ UNKNOWN_OUTCOME = (
 
 Emit = Callable[..., None]
 Record = Callable[[Sequence[ToolCallRow]], Awaitable[None]]
+Ask = Callable[[Sequence[ToolCallRow]], Awaitable[list[int]]]  # record waiting calls, ask for approvals: ids
 
 
 class ToolLoop:
@@ -63,16 +77,20 @@ class ToolLoop:
         output_schema: dict[str, Any] | None,
         place: tuple[int, int],  # (turn id, iteration) of the agent's entry
         record: Record,
+        ask: Ask,
         emit: Emit,
         recorded: Sequence[ToolCallRow] = (),
+        decisions: Mapping[tuple[int, int], ApprovalRow] | None = None,  # a resumed turn's, by (step, index)
     ) -> None:
         self.agent = agent
         self.tools = {tool.name: tool for tool in tools}
         self.native = native
         self.turn_id, self.iteration = place
         self._record = record
+        self._ask = ask
         self.emit = emit
         self._recorded = list(recorded)
+        self._decisions = dict(decisions or {})
         self._validators = {tool.name: Draft202012Validator(tool.parameters) for tool in tools}
         self.definitions = tuple(definition(tool) for tool in tools)
         # A backend without native tool calls answers in JSON of this shape (envelope.py).
@@ -136,16 +154,30 @@ class ToolLoop:
             )
         self.calls += len(calls)
         step = self.steps
-        started = [self._row(step, i, call) for i, call in enumerate(calls)]
-        self.rows += started
+        rows = [self._row(step, i, call) for i, call in enumerate(calls)]
+        self.rows += rows
+        started = [row for row in rows if row.status == "started"]
+        waiting = [row for row in rows if row.status == "waiting"]
         written = self._record(started)
+        asked = await self._request(waiting) if waiting else []
         if any(row.side_effects for row in started):
             await written  # a side effect never happens before the record that it may have
         for row in started:
             self.emit("tool_started", self.agent.name, **_started_data(row))
         results = await asyncio.gather(*(self._call(row) for row in started))
         killpoints.reached("tool_step", step)
+        if waiting:
+            raise _paused(self.agent.name, waiting, asked)
         self._append(step, calls, text, results)
+
+    async def _request(self, waiting: list[ToolCallRow]) -> list[int]:
+        """Ask a person about these calls: recorded `waiting`, each with an approval, and told."""
+        asked = await self._ask(waiting)
+        for row, approval in zip(waiting, asked, strict=True):
+            self.emit(
+                "approval_requested", self.agent.name, approval=approval, call_id=row.call_id, **_started_data(row)
+            )
+        return asked
 
     # -- one call -----------------------------------------------------------------------
 
@@ -203,7 +235,7 @@ class ToolLoop:
             call.id or f"call_{step}_{index}",
             call.name,
             call.arguments,
-            "started",
+            "waiting" if tool is not None and tool.approve else "started",
             side_effects=tool is not None and tool.side_effects,
         )
 
@@ -234,7 +266,15 @@ class ToolLoop:
             self.steps = step
             self.calls += len(rows)
             results = []
+            pending: list[ToolCallRow] = []
             for row in rows:
+                if row.status == "waiting":
+                    result = await self._decided(row)
+                    if result is None:
+                        pending.append(row)
+                    else:
+                        results.append(result)
+                    continue
                 if row.status == "started" and row.side_effects:
                     row = replace(row, status="unknown", error=UNKNOWN_OUTCOME)
                     self.rows.append(row)
@@ -247,9 +287,44 @@ class ToolLoop:
                 else:
                     self.rows.append(row)
                 results.append(_as_read(row))
+            if pending:  # resumed by hand before a person decided: it waits on
+                known = [self._decisions.get((r.step, r.index)) for r in pending]
+                ids = [d.id for d in known if d is not None] if all(known) else await self._request(pending)
+                raise _paused(self.agent.name, pending, ids)
             calls = [ToolCall(row.call_id, row.tool, row.arguments) for row in rows]
             self._append(step, calls, "", results)
         self._recorded = []
+
+    async def _decided(self, row: ToolCallRow) -> str | None:
+        """A waiting call's result once a person decided (None while undecided): a denial,
+        or the call itself, recorded as started first so that a crash never repeats it."""
+        decided = self._decisions.get((row.step, row.index))
+        if decided is None or decided.status == "pending":
+            self.rows.append(row)
+            return None
+        if decided.status == "denied":
+            row = replace(row, status="denied", error=denial(decided.reason))
+            self.rows.append(row)
+            await self._finish(row)
+            return _as_read(row)
+        row = replace(row, status="started")
+        self.rows.append(row)
+        await self._record([row])
+        self.emit("tool_started", self.agent.name, **_started_data(row))
+        return await self._call(row)
+
+
+def denial(reason: str | None) -> str:
+    """What the model reads of a call a person denied."""
+    return f"denied by a person: {reason}" if reason else "denied by a person (no reason given)"
+
+
+def _paused(agent: str, waiting: list[ToolCallRow], approvals: list[int]) -> AwaitingApproval:
+    return AwaitingApproval(
+        f"{agent} waits for a person to approve {', '.join(row.tool for row in waiting)}"
+        f" (approval {', '.join(map(str, approvals))})",
+        approvals,
+    )
 
 
 def _capped(text: str) -> str:
@@ -262,7 +337,7 @@ def _as_read(row: ToolCallRow) -> str:
     """A recorded call's result as the model reads it."""
     if row.status == "ok":
         return row.result or ""
-    return f"error: {row.error}" if row.status == "error" else row.error or UNKNOWN_OUTCOME
+    return f"error: {row.error}" if row.status == "error" else row.error or UNKNOWN_OUTCOME  # unknown, denied
 
 
 def _started_data(row: ToolCallRow) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Annotated, Any, Literal, TypeGuard, get_args
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, TypeAdapter
 
 AgentStatus = Literal["pending", "ok", "failed", "skipped"]
-TurnStatus = Literal["ok", "degraded", "failed"]
+# waiting: paused until a person approves or denies a tool call (tool_loop.py); not finished
+TurnStatus = Literal["ok", "degraded", "failed", "waiting"]
 _AGENT_STATUSES = frozenset(get_args(AgentStatus))
 
 
@@ -131,6 +132,10 @@ class TurnResult(BaseModel):
     agents: list[AgentResult]
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     quality: TurnQuality = Field(default_factory=TurnQuality)
+    approvals: list[int] = Field(
+        default_factory=list,
+        description="A waiting turn's pending approvals, by id: what would be called is in /api/approvals.",
+    )
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -35,6 +35,7 @@ def test_hand_written_diamond_runs_in_dependency_order(write: WriteFile) -> None
         "agents",
         "conflicts",
         "quality",
+        "approvals",
     }
     assert turn["pipeline"] == "diamond" and turn["turn"] == 1 and turn["status"] == "ok"
     assert turn["quality"] == {"repaired": {}, "replies_repaired": False, "note": None}

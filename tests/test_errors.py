@@ -56,9 +56,12 @@ def test_every_error_maps_to_an_exit_code_and_an_http_status(cls: type[CantataEr
     if isinstance(error, UserError):
         assert error.exit_code == 2
         # A server that cannot sandbox: 503; a session continued with another pipeline: 409.
-        assert error.status == {"SandboxUnavailable": 503, "SessionConflict": 409, "SessionBusy": 409}.get(
-            cls.__name__, 400
-        )
+        assert error.status == {
+            "SandboxUnavailable": 503,
+            "SessionConflict": 409,
+            "SessionBusy": 409,
+            "AlreadyDecided": 409,
+        }.get(cls.__name__, 400)
     else:
         assert error.status >= 422
 

@@ -404,6 +404,47 @@ async def test_a_users_tool_calls_are_exported_and_forgotten_with_their_turns(st
     assert await store.tool_calls([turn_id]) == {turn_id: []}
 
 
+# -- ApprovalLog ---------------------------------------------------------------------------
+
+
+async def test_an_approval_is_asked_once_decided_once_and_makes_its_waiting_turn_running(store: Store) -> None:
+    session, turn_id = await new_turn(store, "ana")
+    _, other = await new_turn(store, "bo")
+    waiting = [
+        ToolCallRow(turn_id, "a", 0, 1, 0, "c1", "send", {"to": "é"}, "waiting"),
+        ToolCallRow(turn_id, "a", 0, 1, 1, "c2", "pay", {}, "waiting"),
+    ]
+    first, second = await store.request_approvals(waiting)
+    assert await store.request_approvals(waiting[:1]) == [first]  # asked again on resume: the same one
+    await store.finish_turn(turn_id, "waiting", [])
+    turn = await store.get_turn(turn_id)
+    assert turn is not None and turn.status == "waiting"
+    pending = await store.approvals(user_id="ana", pending=True)
+    assert [(a.id, a.tool, a.arguments, a.status, a.session_id) for a in pending] == [
+        (first, "send", {"to": "é"}, "pending", session),
+        (second, "pay", {}, "pending", session),
+    ]
+    assert await store.approvals(user_id="bo") == [] and await store.approvals(turn_id=other) == []
+    decided = await store.decide_approval(first, approved=True, reason=None, by="ana")
+    assert decided is not None and not decided.resumable and decided.approval.status == "approved"
+    assert await store.decide_approval(first, approved=False, reason="late", by="bo") is None  # once
+    decided = await store.decide_approval(second, approved=False, reason="too much", by="ana")
+    assert decided is not None and decided.resumable  # the last one: the turn is running again
+    assert (decided.approval.reason, decided.approval.decided_by) == ("too much", "ana")
+    assert await store.running_turns(session) == [turn_id]
+    assert await store.approvals(session_id=session, pending=True) == []
+
+
+async def test_a_turn_whose_approvals_were_decided_while_it_paused_stays_running(store: Store) -> None:
+    _, turn_id = await new_turn(store, "ana")
+    (approval,) = await store.request_approvals([ToolCallRow(turn_id, "a", 0, 1, 0, "c", "send", {}, "waiting")])
+    decided = await store.decide_approval(approval, approved=True, reason=None, by="ana")
+    assert decided is not None and not decided.resumable  # its turn was not waiting yet
+    await store.finish_turn(turn_id, "waiting", [])
+    turn = await store.get_turn(turn_id)
+    assert turn is not None and turn.status == "running"  # so its runner goes on (runtime.py)
+
+
 # -- EventLog ------------------------------------------------------------------------------
 
 

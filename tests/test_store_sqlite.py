@@ -131,6 +131,7 @@ def test_migrations_keep_the_names_earlier_databases_recorded() -> None:
         "007_session_leases",
         "008_event_numbers",
         "009_tool_calls",
+        "010_approvals",
     ]
 
 
@@ -211,7 +212,7 @@ async def test_reads_take_as_many_statements_for_50_turns_as_for_5(tmp_path: Pat
     assert [t.replies for t in await store.turns(session.id)][-1] == [("a", "early"), ("b", f"reply {turns - 1}")]
     await store.close()
     assert counted == {
-        "export": 7,  # BEGIN, the five reads, COMMIT: one snapshot
+        "export": 8,  # BEGIN, the six reads (with tool calls and approvals), COMMIT: one snapshot
         "turns": 1,
         "memory": 1,
         "user turns": 1,

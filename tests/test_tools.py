@@ -424,6 +424,7 @@ async def test_a_resumed_loop_reads_back_completed_calls_and_tells_the_model_of_
         output_schema=None,
         place=(7, 0),
         record=record,
+        ask=lambda rows: pytest.fail("no tool here needs approval"),
         emit=lambda *a, **k: None,
         recorded=recorded,
     )

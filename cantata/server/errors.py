@@ -39,7 +39,10 @@ MEANINGS = {
     401: "With API keys in force: no key, a malformed Authorization header, or an unknown or revoked key.",
     403: "The route needs an admin key.",
     404: "No such resource, or one the key may not see.",
-    409: "The session is busy with a turn (X-Cantata-Busy: reject), or belongs to another pipeline.",
+    409: (
+        "The session is busy with a turn (X-Cantata-Busy: reject) or one waiting for an approval, or belongs"
+        " to another pipeline; or the approval was decided already."
+    ),
     413: "The request body is over the server's limit.",
     422: "A parameter or the body does not match its schema.",
     502: "A model instance answered with an error.",

@@ -57,6 +57,7 @@ def turn_info(result: TurnResult) -> CantataTurnInfo:
             for a in result.agents
         ],
         quality=result.quality,
+        approvals=result.approvals,
     )
 
 

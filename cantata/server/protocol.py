@@ -112,6 +112,10 @@ class CantataTurnInfo(BaseModel):
     final_agent: str | None
     agents: list[AgentSummary]
     quality: TurnQuality = Field(description="Whether the replies came from Cantata's repairs (see /api/turns).")
+    approvals: list[int] = Field(
+        default_factory=list,
+        description="A `waiting` turn's pending approvals: decide them at /api/approvals/{id} and it resumes.",
+    )
 
 
 class AssistantMessage(BaseModel):
@@ -279,6 +283,25 @@ class Retry(BaseModel):
     error: str | None
 
 
+class ToolMark(BaseModel):
+    """One tool call as the timeline marks it in its agent's lane (times from the turn's start)."""
+
+    at_s: float = Field(description="When it started, or began to wait for a person.")
+    finished_s: float | None
+    iteration: int
+    step: int
+    index: int
+    tool: str | None
+    arguments: Any
+    status: str = Field(description="started, waiting (for a person), ok, error, unknown or denied.")
+    result: str | None = Field(description="What the model read (untrusted text, capped).")
+    error: str | None
+    duration_s: float | None
+    approval: int | None = Field(description="Its approval's id, if its tool has `approve: true`.")
+    approval_status: Literal["pending", "approved", "denied"] | None
+    reason: str | None = Field(description="The reason the person gave with the decision, if any.")
+
+
 class TurnAgent(BaseModel):
     """One agent of a turn as the timeline draws it (times in seconds from the turn's start)."""
 
@@ -303,6 +326,7 @@ class TurnAgent(BaseModel):
     reads: list[str]
     deliver: str | None
     kind: Literal["model", "function"]
+    tool_calls: list[ToolMark] = Field(default_factory=list, description="Its tool loop's calls, in order.")
 
 
 class TurnDetail(BaseModel):
@@ -475,6 +499,9 @@ class ExportedTurn(BaseModel):
     tool_calls: list[dict[str, Any]] | None = Field(
         None, description="The calls of the agents' tool loops (agent, step, tool, arguments, result...), if any."
     )
+    approvals: list[dict[str, Any]] | None = Field(
+        None, description="Its tool calls that needed a person's approval, and what was decided, if any."
+    )
 
 
 class ExportedSession(BaseModel):
@@ -492,6 +519,36 @@ class MemoryExport(BaseModel):
     model_config = ConfigDict(extra="allow")
     user: str
     sessions: list[ExportedSession]
+
+
+class ApprovalInfo(BaseModel):
+    """A tool call that waits (or waited) for a person: what would be called, with which arguments."""
+
+    id: int
+    turn_id: int
+    session: str
+    user: str
+    pipeline: str
+    agent: str
+    iteration: int
+    step: int = Field(description="The tool loop's step that asked for the call, from 1.")
+    index: int = Field(description="The call's place among that step's calls, from 0.")
+    call_id: str
+    tool: str
+    arguments: Any = Field(description="As the model sent them (untrusted).")
+    status: Literal["pending", "approved", "denied"]
+    reason: str | None = Field(description="Why it was decided so, if the person said.")
+    decided_by: str | None = Field(description="The user whose key decided it.")
+    created_at: float
+    decided_at: float | None
+
+
+class ApprovalDecision(BaseModel):
+    """A person's decision on a pending approval: the call runs, or the model reads the denial."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["approve", "deny"]
+    reason: str | None = Field(None, max_length=2000, description="Told to the model with a denial.")
 
 
 class Deleted(BaseModel):

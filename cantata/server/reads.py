@@ -22,6 +22,7 @@ from cantata.server.errors import HTTPError
 from cantata.server.ids import storable
 from cantata.server.keys import Principal
 from cantata.server.protocol import (
+    ApprovalInfo,
     Blackboard,
     BlackboardEntry,
     InstanceCircuit,
@@ -45,7 +46,7 @@ from cantata.server.protocol import (
 )
 from cantata.server.timeline import turn_detail
 from cantata.server_metrics import scrape
-from cantata.store import SessionRow, Store, TurnRow
+from cantata.store import ApprovalRow, SessionRow, Store, TurnRow
 
 LIVE_WINDOW_S = 3600.0  # the instances' live figures cover the last hour
 EVERY_TURN = 2**62  # `latest_outputs` before this: every turn there is
@@ -89,6 +90,26 @@ class Reads:
         if row is None or not (principal.admin or row.user_id == principal.user):
             raise HTTPError(404, f"no turn {turn_id}", code="turn_not_found")
         return row
+
+    async def approval(self, principal: Principal, approval_id: int) -> ApprovalRow:
+        rows = await self.store.approvals(approval_id=approval_id) if storable(approval_id) else []
+        if not rows or not (principal.admin or rows[0].user_id == principal.user):
+            raise HTTPError(404, f"no approval {approval_id}", code="approval_not_found")
+        return rows[0]
+
+    # -- approvals ------------------------------------------------------------------------
+
+    async def approvals(
+        self, principal: Principal, user: str | None, *, turn_id: int | None, every: bool
+    ) -> list[ApprovalInfo]:
+        """The caller's approvals (an admin's: everyone's, unless it names a user), pending
+        ones only unless `every`; of one turn if given."""
+        if turn_id is not None:
+            await self.turn(principal, turn_id)
+        rows = await self.store.approvals(
+            user_id=self.event_filter(principal, user), turn_id=turn_id, pending=not every
+        )
+        return [ApprovalInfo.model_validate(row.as_json()) for row in rows]
 
     # -- pipelines ------------------------------------------------------------------------
 

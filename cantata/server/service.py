@@ -17,7 +17,7 @@ from typing import Any
 
 from cantata import bundled as bundled_pipelines
 from cantata import telemetry
-from cantata.errors import SessionBusy, StoreUnavailable, UserError, get_logger
+from cantata.errors import AlreadyDecided, SessionBusy, StoreUnavailable, UserError, get_logger
 from cantata.events import Event
 from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata, Forgetter, Resumed
@@ -25,7 +25,7 @@ from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
-from cantata.server.protocol import Deleted, ModelCard, ModelList
+from cantata.server.protocol import ApprovalDecision, ApprovalInfo, Deleted, ModelCard, ModelList
 from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.store.event_feed import EventFeed
@@ -222,6 +222,25 @@ class Service(Reads):
             if handle.task.cancelled():  # cut at shutdown, not the caller leaving
                 raise HTTPError(503, STOPPED, code="shutting_down") from None
             raise
+
+    async def decide(self, principal: Principal, approval_id: int, body: ApprovalDecision) -> ApprovalInfo:
+        """Decide an approval the caller may see (404 otherwise; 409 once decided). The last
+        pending one of its turn resumes the turn here, in the background, as a turn of its
+        own (a shutdown meanwhile leaves it to the next start)."""
+        await self.approval(principal, approval_id)
+        try:
+            decided = await self.runtime.decide(
+                approval_id, approved=body.decision == "approve", reason=body.reason, by=principal.user
+            )
+        except AlreadyDecided as exc:
+            raise HTTPError(409, str(exc), code="approval_decided") from exc
+        approval = decided.approval
+        pipeline = self.pipelines.get(approval.pipeline)
+        if decided.resumable and pipeline is not None and not self.stopping:
+            task = asyncio.create_task(self.runtime.resume(pipeline, approval.turn_id, wait=True))
+            self.running.add(task)
+            task.add_done_callback(self._finished)
+        return ApprovalInfo.model_validate(approval.as_json())
 
     def _finished(self, task: asyncio.Task[TurnResult]) -> None:
         self.running.discard(task)

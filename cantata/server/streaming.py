@@ -240,6 +240,7 @@ class ChatStream:
         used = None
         if result is not None:
             info, used = turn_info(result), usage(result)
-        done = StatusData(description="done", done=True)
+        waiting = result is not None and result.status == "waiting"  # cantata.approvals says on what
+        done = StatusData(description="waiting for a person's approval" if waiting else "done", done=True)
         out.append(self.chunk(DeltaMessage(), finish="stop", info=info, status=done, used=used))
         return out

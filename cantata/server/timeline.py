@@ -1,5 +1,6 @@
 """A stored turn, rebuilt from its events and blackboard: the shape of `cantata run --json`
-plus what the timeline draws (time queued, retries, deliveries, replies cut or repaired)."""
+plus what the timeline draws (time queued, retries, deliveries, replies cut or repaired, and
+each tool call, with its approval if it needed one)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ def turn_detail(
                 agent["attempts"] = event.data["attempts"]
             if event.data.get("error") or event.data.get("reason"):
                 agent["error"] = event.data.get("error") or event.data.get("reason")
+    for name, marks in _tool_marks(events).items():
+        if name in agents:
+            agents[name]["tool_calls"] = marks
     for name, entry in entries.items():
         agent = agents[name]
         agent["status"], agent["output"] = entry.status, entry.output
@@ -88,6 +92,58 @@ def turn_detail(
     }
 
 
+def _tool_marks(events: list[Event]) -> dict[str, list[dict[str, Any]]]:
+    """Each agent's tool calls as its events tell them, by agent: when each started (or began
+    to wait for a person), what it called, and how it ended."""
+    calls: dict[tuple[str, int, int, int], dict[str, Any]] = {}
+    by_approval: dict[int, dict[str, Any]] = {}
+    for event in events:
+        if event.agent is None or event.type not in _TOOL_EVENTS:
+            continue
+        data = event.data
+        if event.type == "approval_decided":
+            decided = by_approval.get(data.get("approval", -1))
+            if decided is not None:
+                decided["approval_status"], decided["reason"] = data.get("status"), data.get("reason")
+            continue
+        key = (event.agent, data.get("iteration", 0), data.get("step", 0), data.get("index", 0))
+        call = calls.setdefault(key, _blank_call(event, key))
+        if event.type == "approval_requested":
+            call.update(status="waiting", approval=data.get("approval"), approval_status="pending")
+            by_approval[data.get("approval", -1)] = call
+        elif event.type == "tool_started":
+            call["status"] = "started"
+        else:  # tool_finished
+            call.update({k: data.get(k) for k in ("status", "result", "error", "duration_s")}, finished_s=event.at_s)
+    marks: dict[str, list[dict[str, Any]]] = {}
+    for (agent, *_), call in sorted(calls.items()):
+        marks.setdefault(agent, []).append(call)
+    return marks
+
+
+_TOOL_EVENTS = frozenset({"tool_started", "tool_finished", "approval_requested", "approval_decided"})
+
+
+def _blank_call(event: Event, key: tuple[str, int, int, int]) -> dict[str, Any]:
+    _, iteration, step, index = key
+    return {
+        "at_s": event.at_s,
+        "finished_s": None,
+        "iteration": iteration,
+        "step": step,
+        "index": index,
+        "tool": event.data.get("tool"),
+        "arguments": event.data.get("arguments"),
+        "status": "started",
+        "result": None,
+        "error": None,
+        "duration_s": None,
+        "approval": None,
+        "approval_status": None,
+        "reason": None,
+    }
+
+
 def _blank(name: str) -> dict[str, Any]:
     return {
         "name": name,
@@ -108,4 +164,5 @@ def _blank(name: str) -> dict[str, Any]:
         "reads": [],
         "deliver": None,
         "kind": "model",
+        "tool_calls": [],
     }

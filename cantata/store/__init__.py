@@ -10,6 +10,8 @@ from cantata.store.base import Store
 from cantata.store.rows import (
     AgentVersion,
     ApiKeyRow,
+    ApprovalRow,
+    Decided,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -40,6 +42,8 @@ def open_store(home: Path, url: str | None = None) -> Store:
 
 
 __all__ = [
+    "ApprovalRow",
+    "Decided",
     "AgentVersion",
     "ApiKeyRow",
     "EntryRow",

@@ -10,6 +10,7 @@ from typing import Protocol
 from cantata.store.protocols import (
     AgentRegistry,
     ApiKeys,
+    ApprovalLog,
     BlackboardStore,
     EventLog,
     SessionLeases,
@@ -20,9 +21,18 @@ from cantata.store.protocols import (
 
 
 class Store(
-    SessionStore, SessionLeases, BlackboardStore, ToolCallLog, EventLog, AgentRegistry, ApiKeys, UserData, Protocol
+    SessionStore,
+    SessionLeases,
+    BlackboardStore,
+    ToolCallLog,
+    ApprovalLog,
+    EventLog,
+    AgentRegistry,
+    ApiKeys,
+    UserData,
+    Protocol,
 ):
-    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls, the event log,
-    deployed agents and the server's API keys."""
+    """Users, sessions (and their leases), turns, messages, the blackboard, tool calls and their
+    approvals, the event log, deployed agents and the server's API keys."""
 
     async def close(self) -> None: ...

@@ -333,3 +333,31 @@ def m009_tool_calls(db: Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
+
+
+@migration
+def m010_approvals(db: Connection) -> None:
+    """A person's approval of a tool call (`approve: true`): asked when the call is recorded
+    `waiting`, decided once (approved or denied, with an optional reason). Its turn is
+    `waiting` while any of its approvals is pending. Keyed by its own id for the API, and
+    unique at its call's place, so asking again on resume finds the same one."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE approvals (
+            id INTEGER PRIMARY KEY,
+            turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            agent TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            reason TEXT,
+            decided_by TEXT,
+            created_at REAL NOT NULL,
+            decided_at REAL,
+            UNIQUE (turn_id, agent, iteration, step, idx)
+        );
+        CREATE INDEX approvals_pending ON approvals(status, turn_id);
+        """,
+    )

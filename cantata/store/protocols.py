@@ -20,6 +20,8 @@ from cantata.events import Event
 from cantata.store.rows import (
     AgentVersion,
     ApiKeyRow,
+    ApprovalRow,
+    Decided,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -76,7 +78,8 @@ class SessionStore(Protocol):
     def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
         """Set the turn's status and store its replies (none: only the status changes).
         Queued at the call behind the turn's entries, like `write_entry`: the last
-        entries and the finish share a commit."""
+        entries and the finish share a commit. `waiting` (a paused turn) is set only while one
+        of its approvals is pending: one decided meanwhile leaves the turn `running`."""
         ...
 
     def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
@@ -196,6 +199,33 @@ class ToolCallLog(Protocol):
     async def tool_calls(self, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
         """The calls of these turns, by turn id (each id asked for has a list), each turn's
         by agent, iteration, step and index."""
+        ...
+
+
+class ApprovalLog(Protocol):
+    """People's approvals of tool calls (`approve: true`): asked, listed, decided once."""
+
+    async def request_approvals(self, rows: Sequence[ToolCallRow]) -> list[int]:
+        """Record these `waiting` calls and an approval for each (asking again for one already
+        asked gives its id, whatever was decided); their ids, once committed."""
+        ...
+
+    async def approvals(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        turn_id: int | None = None,
+        approval_id: int | None = None,
+        pending: bool = False,
+    ) -> list[ApprovalRow]:
+        """The approvals matching every filter given, oldest first."""
+        ...
+
+    async def decide_approval(self, approval_id: int, *, approved: bool, reason: str | None, by: str) -> Decided | None:
+        """Decide a pending approval; when it was its turn's last pending one, the `waiting`
+        turn becomes `running` in the same commit (so a crash after it leaves a turn that
+        starting resumes). None when it is not pending (no such approval, or decided)."""
         ...
 
 

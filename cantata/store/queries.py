@@ -18,6 +18,7 @@ from cantata.store.connection import Connection
 from cantata.store.protocols import RECENT_TURNS
 from cantata.store.rows import (
     ApiKeyRow,
+    ApprovalRow,
     EntryRow,
     Forgotten,
     PastTurn,
@@ -284,8 +285,8 @@ def entry(row: tuple[Any, ...]) -> EntryRow:
 
 
 def export_user(db: Connection, user_id: str) -> dict[str, Any]:
-    """Everything stored about the user in five statements (sessions, turns, messages,
-    entries, tool calls), however many turns they had, assembled here."""
+    """Everything stored about the user in six statements (sessions, turns, messages,
+    entries, tool calls, approvals), however many turns they had, assembled here."""
     sessions: dict[str, dict[str, Any]] = {
         sid: {"session": sid, "pipeline": pipeline, "created_at": created, "summary": text, "turns": []}
         for sid, pipeline, created, text in db.execute(
@@ -320,6 +321,8 @@ def export_user(db: Connection, user_id: str) -> dict[str, Any]:
             turns[turn_id]["earlier_iterations"] = earlier
     for call in tool_call_rows(db, f"turn_id IN ({of_user})", (user_id,)):
         turns[call.turn_id].setdefault("tool_calls", []).append({"agent": call.agent, **call.as_json()})
+    for approval in approval_rows(db, f"a.turn_id IN ({of_user})", (user_id,)):
+        turns[approval.turn_id].setdefault("approvals", []).append(approval.as_json())
     return {"user": user_id, "sessions": list(sessions.values())}
 
 
@@ -392,3 +395,23 @@ def api_keys(db: Connection, where: str = "", params: tuple[Any, ...] = ()) -> l
         ApiKeyRow(key_id, user, digest, bool(admin), created, revoked)
         for key_id, user, digest, admin, created, revoked in rows
     ]
+
+
+def approval_rows(db: Connection, where: str, params: Sequence[Any]) -> list[ApprovalRow]:
+    """Approvals with their call (tool, arguments) and whose turn it is, oldest first."""
+    return [
+        ApprovalRow(
+            int(id_), int(turn_id), session_id, user_id, pipeline, agent, int(iteration), int(step), int(idx),
+            call_id, tool, json.loads(arguments), status, reason, decided_by, created_at, decided_at,
+        )
+        for id_, turn_id, session_id, user_id, pipeline, agent, iteration, step, idx, call_id, tool, arguments,
+        status, reason, decided_by, created_at, decided_at in db.execute(
+            "SELECT a.id, a.turn_id, t.session_id, s.user_id, s.pipeline, a.agent, a.iteration, a.step, a.idx,"
+            " c.call_id, c.tool, c.arguments, a.status, a.reason, a.decided_by, a.created_at, a.decided_at"
+            " FROM approvals a JOIN turns t ON t.id = a.turn_id JOIN sessions s ON s.id = t.session_id"
+            " JOIN tool_calls c ON (c.turn_id, c.agent, c.iteration, c.step, c.idx)"
+            " = (a.turn_id, a.agent, a.iteration, a.step, a.idx)"
+            f" WHERE {where} ORDER BY a.id",
+            params,
+        )
+    ]  # fmt: skip

@@ -68,14 +68,15 @@ class EntryRow:
     iteration: int = 0  # 1, 2, ... for the agents of a pipeline's loop
 
 
-ToolCallStatus = Literal["started", "ok", "error", "unknown"]
+ToolCallStatus = Literal["started", "waiting", "ok", "error", "unknown", "denied"]
 
 
 @dataclass(frozen=True)
 class ToolCallRow:
     """One call of an agent's tool loop, as recorded: `started` until it ends, then `ok`
     (with its result), `error`, or `unknown` (it had side effects and was interrupted: the
-    agent was told, and it was not repeated)."""
+    agent was told, and it was not repeated); a call of a tool with `approve: true` is
+    `waiting` until a person decides, then runs (`started`...) or is `denied`."""
 
     turn_id: int
     agent: str
@@ -106,6 +107,63 @@ class ToolCallRow:
             "bytes": self.bytes,
             "iteration": self.iteration,
         }
+
+
+ApprovalStatus = Literal["pending", "approved", "denied"]
+
+
+@dataclass(frozen=True)
+class ApprovalRow:
+    """A person's approval of one tool call (a `waiting` call in tool_calls, at the same place:
+    turn, agent, iteration, step, index), with whose turn it is."""
+
+    id: int
+    turn_id: int
+    session_id: str
+    user_id: str
+    pipeline: str
+    agent: str
+    iteration: int
+    step: int
+    index: int
+    call_id: str
+    tool: str
+    arguments: Any
+    status: ApprovalStatus
+    reason: str | None
+    decided_by: str | None
+    created_at: float
+    decided_at: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "turn_id": self.turn_id,
+            "session": self.session_id,
+            "user": self.user_id,
+            "pipeline": self.pipeline,
+            "agent": self.agent,
+            "iteration": self.iteration,
+            "step": self.step,
+            "index": self.index,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "status": self.status,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+            "created_at": self.created_at,
+            "decided_at": self.decided_at,
+        }
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What deciding an approval did: the approval as decided, and whether that was the turn's
+    last pending one (the turn is `running` again then, to be resumed)."""
+
+    approval: ApprovalRow
+    resumable: bool
 
 
 class TurnRef(NamedTuple):

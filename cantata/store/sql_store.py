@@ -31,6 +31,8 @@ from cantata.store.reconnect import Reconnect
 from cantata.store.rows import (
     AgentVersion,
     ApiKeyRow,
+    ApprovalRow,
+    Decided,
     EntryRow,
     Forgotten,
     InstanceEvent,
@@ -201,7 +203,14 @@ class SqlStore(ABC, Generic[C]):
         now = time.time()
 
         def write(db: C) -> None:
-            db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
+            if status == "waiting":  # unless a person decided meanwhile: then it goes on (runtime.py)
+                db.execute(
+                    "UPDATE turns SET status = 'waiting', finished_at = ? WHERE id = ?"
+                    " AND EXISTS (SELECT 1 FROM approvals WHERE turn_id = ? AND status = 'pending')",
+                    (now, turn_id, turn_id),
+                )
+            else:
+                db.execute("UPDATE turns SET status = ?, finished_at = ? WHERE id = ?", (status, now, turn_id))
             db.executemany(
                 queries.INSERT_REPLY, [queries.reply_values(turn_id, agent, text, now) for agent, text in replies]
             )
@@ -362,14 +371,7 @@ class SqlStore(ABC, Generic[C]):
     # -- tool calls -----------------------------------------------------------------------
 
     def record_tool_calls(self, rows: Sequence[ToolCallRow]) -> Awaitable[None]:
-        now = time.time()
-        values = [
-            (
-                r.turn_id, r.agent, r.iteration, r.step, r.index, r.call_id, r.tool, encode_lenient(r.arguments),
-                r.status, r.result, r.error, r.duration_s, r.bytes, int(r.side_effects), now,
-            )
-            for r in rows
-        ]  # fmt: skip
+        values = _tool_call_values(rows)
 
         def write(db: C) -> None:
             db.executemany(queries.UPSERT_TOOL_CALL, values)
@@ -378,6 +380,80 @@ class SqlStore(ABC, Generic[C]):
 
     async def tool_calls(self, turn_ids: Sequence[int]) -> dict[int, list[ToolCallRow]]:
         return await self._read(lambda db: queries.tool_calls(db, turn_ids))
+
+    # -- approvals ------------------------------------------------------------------------
+
+    async def request_approvals(self, rows: Sequence[ToolCallRow]) -> list[int]:
+        values = _tool_call_values(rows)
+        places = [(r.turn_id, r.agent, r.iteration, r.step, r.index) for r in rows]
+        now = time.time()
+
+        def write(db: C) -> list[int]:
+            db.executemany(queries.UPSERT_TOOL_CALL, values)
+            db.executemany(
+                "INSERT INTO approvals (turn_id, agent, iteration, step, idx, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (turn_id, agent, iteration, step, idx) DO NOTHING",
+                [(*place, now) for place in places],
+            )
+            return [
+                int(
+                    db.execute(
+                        "SELECT id FROM approvals WHERE turn_id = ? AND agent = ? AND iteration = ? AND step = ?"
+                        " AND idx = ?",
+                        place,
+                    ).fetchone()[0]
+                )
+                for place in places
+            ]
+
+        ids: list[int] = await self.commit(write)
+        return ids
+
+    async def approvals(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        turn_id: int | None = None,
+        approval_id: int | None = None,
+        pending: bool = False,
+    ) -> list[ApprovalRow]:
+        filters = {"s.user_id": user_id, "t.session_id": session_id, "a.turn_id": turn_id, "a.id": approval_id}
+        where = [f"{column} = ?" for column, value in filters.items() if value is not None]
+        params = tuple(value for value in filters.values() if value is not None)
+        if pending:
+            where.append("a.status = 'pending'")
+        return await self._read(lambda db: queries.approval_rows(db, " AND ".join(where) or "1 = 1", params))
+
+    async def decide_approval(self, approval_id: int, *, approved: bool, reason: str | None, by: str) -> Decided | None:
+        now = time.time()
+
+        def write(db: C) -> Decided | None:
+            decided = db.execute(
+                "UPDATE approvals SET status = ?, reason = ?, decided_by = ?, decided_at = ?"
+                " WHERE id = ? AND status = 'pending' RETURNING turn_id",
+                ("approved" if approved else "denied", reason, by, now, approval_id),
+            ).fetchone()
+            if decided is None:
+                return None
+            (turn_id,) = decided
+            left = db.execute(
+                "SELECT 1 FROM approvals WHERE turn_id = ? AND status = 'pending' LIMIT 1", (turn_id,)
+            ).fetchone()
+            resumed = (
+                left is None
+                and db.execute(
+                    "UPDATE turns SET status = 'running', finished_at = NULL WHERE id = ? AND status = 'waiting'"
+                    " RETURNING id",
+                    (turn_id,),
+                ).fetchone()
+                is not None
+            )
+            (row,) = queries.approval_rows(db, "a.id = ?", (approval_id,))
+            return Decided(row, resumable=resumed)
+
+        result: Decided | None = await self.commit(write)
+        return result
 
     # -- events ---------------------------------------------------------------------------
 
@@ -596,3 +672,15 @@ def _guarded(
         return fn(db)
     except error as exc:
         raise StoreError(f"reading {where} failed: {explain(exc)}") from exc
+
+
+def _tool_call_values(rows: Sequence[ToolCallRow]) -> list[tuple[Any, ...]]:
+    """Tool calls as UPSERT_TOOL_CALL's parameters."""
+    now = time.time()
+    return [
+        (
+            r.turn_id, r.agent, r.iteration, r.step, r.index, r.call_id, r.tool, encode_lenient(r.arguments),
+            r.status, r.result, r.error, r.duration_s, r.bytes, int(r.side_effects), now,
+        )
+        for r in rows
+    ]  # fmt: skip

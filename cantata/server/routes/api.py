@@ -11,6 +11,8 @@ from cantata.server.auth import AuthDep, Caller
 from cantata.server.deps import ServiceDep
 from cantata.server.errors import error_responses
 from cantata.server.protocol import (
+    ApprovalDecision,
+    ApprovalInfo,
     Blackboard,
     Deleted,
     InstanceHistory,
@@ -62,6 +64,25 @@ async def turn(service: ServiceDep, turn_id: int, caller: Caller) -> TurnDetail:
 @router.get("/turns/{turn_id}/blackboard", response_model=Blackboard, responses=error_responses(404))
 async def blackboard(service: ServiceDep, turn_id: int, caller: Caller) -> Blackboard:
     return await service.blackboard(caller, turn_id)
+
+
+@router.get("/approvals", response_model=list[ApprovalInfo], responses=error_responses(404))
+async def approvals(
+    service: ServiceDep,
+    caller: Caller,
+    user: str | None = None,
+    turn_id: int | None = None,
+    every: bool = Query(False, description="Decided ones too, not only those pending."),
+) -> list[ApprovalInfo]:
+    """Tool calls waiting for a person (`approve: true`): the caller's own; an admin's, everyone's."""
+    return await service.approvals(caller, user, turn_id=turn_id, every=every)
+
+
+@router.post("/approvals/{approval_id}", response_model=ApprovalInfo, responses=error_responses(400, 404, 409))
+async def decide(service: ServiceDep, approval_id: int, body: ApprovalDecision, caller: Caller) -> ApprovalInfo:
+    """Approve (the call runs) or deny (the model reads "denied by a person: REASON"); the turn
+    resumes once its last pending approval is decided. Deciding twice: 409."""
+    return await service.decide(caller, approval_id, body)
 
 
 @router.get("/instances", response_model=list[InstanceInfo])

@@ -1,6 +1,8 @@
 // A turn's timeline: one lane an agent (queued, running, retries, a reply cut or repaired),
-// the critical path, the early and final deliveries; live while the turn runs.
+// the critical path, the early and final deliveries, each tool call (a dot in its agent's lane;
+// click it for the call and its result); live while the turn runs or waits for a person.
 import { api, latestTurnId } from "../api.js";
+import { approvalControls, pendingApprovals } from "../approvals.js";
 import { el, fmt, json, kv, put, svg } from "../dom.js";
 import { every, throttle } from "../lifecycle.js";
 import { subscribe } from "../sse.js";
@@ -20,10 +22,12 @@ function criticalFromTimes(turn) {
   return path;
 }
 
-function drawGantt(turn, onPick) {
+function drawGantt(turn, onPick, onPickCall) {
   const agents = turn.agents;
   const now = turn.status === "running" && turn.started_at ? Date.now() / 1000 - turn.started_at : 0;
+  const calls = agents.flatMap((a) => a.tool_calls || []);
   const end = Math.max(0.001, now, ...agents.map((a) => a.finished_s || a.started_s || a.queued_s || 0),
+    ...calls.map((c) => c.finished_s || c.at_s),
     turn.final?.at_s || 0, turn.early?.at_s || 0);
   const L = 120, R = 50, ROW = 28, W = 900;
   const x = (s) => L + (s / end) * (W - L - R);
@@ -65,6 +69,16 @@ function drawGantt(turn, onPick) {
       lane.append(svg("text", { class: kind, x: tail + 14 * k, y: y + 14, style: "fill: var(--critical); font-weight: bold" }, symbol,
         svg("title", {}, title)));
     });
+    let free = -Infinity;  // calls close in time sit side by side, each one clickable
+    (a.tool_calls || []).forEach((call) => {
+      const cx = Math.max(x(call.at_s), free);
+      free = cx + 12;
+      const mark = svg("circle", { class: `tool-mark tool-${call.status}`, cx, cy: y + ROW / 2 - 3, r: 5,
+        "data-tool": call.tool, "data-status": call.status, tabindex: 0, role: "button",
+        onclick: (event) => { event.stopPropagation(); onPickCall(a, call); } },
+        svg("title", {}, `${call.tool}: ${call.status}`));
+      lane.append(mark);
+    });
     for (const retry of a.retries || []) {
       lane.append(svg("path", { class: "retry", d: `M${x(retry.at_s)},${y - 2} l5,8 l-10,0 z` },
         svg("title", {}, `${retry.kind}: ${retry.error || ""}`)));
@@ -104,6 +118,15 @@ export async function timeline(view, turnId) {
         "error", a.error || "none"),
       el("h3", {}, "Output"), el("pre", {}, json(a.output)));
   }
+  function pickCall(a, call) {
+    const outcome = call.status === "ok" ? ["result", el("pre", {}, call.result ?? "")]
+      : call.error ? ["error", el("pre", {}, call.error)] : ["outcome", call.status === "waiting" ? "waiting for a person" : "not yet"];
+    put(detail, el("h3", {}, `${a.name} called ${call.tool} `, el("span", { class: `status-${call.status}` }, call.status)),
+      kv("step", `${call.step} (call ${call.index + 1})`, "arguments", el("pre", {}, json(call.arguments)), ...outcome,
+        "took", fmt(call.duration_s),
+        "approval", call.approval ? `${call.approval}: ${call.approval_status}${call.reason ? ` (${call.reason})` : ""}` : "not needed"),
+      call.approval_status === "pending" ? approvalControls({ id: call.approval }, () => refresh()) : null);
+  }
   async function refresh() {
     const turn = await api(`/api/turns/${turnId}`);
     const done = turn.agents.filter((a) => ["ok", "failed", "skipped"].includes(a.status)).length;
@@ -118,18 +141,20 @@ export async function timeline(view, turnId) {
         el("span", {}, el("i", { style: "background:var(--failed)" }), "failed"),
         el("span", {}, el("i", { style: "border:2px solid var(--critical)" }), "critical path"),
         el("span", {}, "▲ retry / repair"), el("span", {}, "✂ cut at max_tokens"),
-        el("span", {}, "◆ repaired by Cantata's checks"), el("span", {}, "dashed: early and final delivery")));
-    put(chart, drawGantt(turn, pick));
+        el("span", {}, "◆ repaired by Cantata's checks"), el("span", {}, "● tool call"),
+        el("span", {}, "dashed: early and final delivery")),
+      turn.status === "waiting" ? await pendingApprovals(turnId, () => refresh()) : null);
+    put(chart, drawGantt(turn, pick, pickCall));
     return turn;
   }
   put(view, head, chart, detail);
   const turn = await refresh();
-  if (turn.status === "running") {
+  if (turn.status === "running" || turn.status === "waiting") {
     let stopClock = null;
     const again = throttle(150, () => refresh().then((t) => {
       if (t.status !== "running" && stopClock) { stopClock(); stopClock = null; }
     }).catch(() => {}));
-    subscribe(`/api/turns/${turnId}/events`, again);  // the stream ends with the turn
+    subscribe(`/api/turns/${turnId}/events`, again);  // the stream ends with the turn (not while it waits)
     stopClock = every(500, again);  // queued and running bars grow with the clock
   }
 }
