@@ -189,6 +189,34 @@ def resume(turn: int | None, pipelines: tuple[Path, ...], config_path: Path | No
         sys.exit(1)
 
 
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
+@click.option(
+    "--pipeline",
+    "pipelines",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Also run turns of this pipeline file (repeatable); bundled ones always.",
+)
+@click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1), help="Turns run at once.")
+@click.option(
+    "--grace",
+    "grace_s",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="At SIGTERM, seconds running turns may take to finish; the rest go on in another worker.",
+)
+def worker(config_path: Path | None, pipelines: tuple[Path, ...], concurrency: int, grace_s: float) -> None:
+    """Run the turns `cantata serve --workers queue` queues (the state on PostgreSQL)."""
+    from cantata.turn_queue import queue_url
+    from cantata.worker import run_worker
+
+    config = load_config(config_path)
+    queue_url(config)  # SQLite: one line and exit 2, before anything starts
+    asyncio.run(run_worker(config, pipelines=pipelines, concurrency=concurrency, grace_s=grace_s))
+
+
 def _only(pipeline: Pipeline, user: str) -> Callable[[SessionRow], Pipeline | None]:
     """What a command resumes at start: the turns of its own pipeline and user."""
     return lambda session: pipeline if session.pipeline == pipeline.name and session.user_id == user else None

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from cantata.cli import CONFIG_OPTION, pipeline_files_option
-from cantata.config import cantata_home
+from cantata.config import WORKERS, Workers, cantata_home
 from cantata.server.keys import KeyRing
 from cantata.server.logs import LOG_FORMATS, LogFormat
 
@@ -37,8 +37,22 @@ from cantata.server.logs import LOG_FORMATS, LogFormat
     envvar="CANTATA_LOG_FORMAT",
     help="The log on stderr (a line per request and per failed agent): text, or JSON lines.",
 )
+@click.option(
+    "--workers",
+    type=click.Choice(WORKERS),
+    default="local",
+    show_default=True,
+    envvar="CANTATA_WORKERS",
+    help="Where turns run: in this process, or queued for `cantata worker` processes (the state on PostgreSQL).",
+)
 def serve(
-    host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...], grace_s: float, log_format: LogFormat
+    host: str,
+    port: int,
+    config_path: Path | None,
+    pipelines: tuple[Path, ...],
+    grace_s: float,
+    log_format: LogFormat,
+    workers: Workers,
 ) -> None:
     """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard.
 
@@ -55,6 +69,7 @@ def serve(
         forgetters=forgetters(),
         grace_s=grace_s,
         log_format=log_format,
+        workers=workers,
     )
 
 
