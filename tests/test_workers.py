@@ -92,10 +92,14 @@ async def test_a_worker_that_lost_its_lease_cannot_write_over_its_successor(
         assert await first.store.lease_session(session.id, first.leases.holder, ttl_s=30) is None
         first.store.fence_turn(started.id, session.id, first.leases.holder)
         # The second worker takes the session over (the first is taken for dead) and writes.
-        taken = await second.store.lease_session(session.id, second.leases.holder, ttl_s=30, take_from=first.leases.holder)
+        taken = await second.store.lease_session(
+            session.id, second.leases.holder, ttl_s=30, take_from=first.leases.holder
+        )
         assert taken is None
         second.store.fence_turn(started.id, session.id, second.leases.holder)
-        await second.store.write_entry(turn_id=started.id, user_id="local", agent="a", status="ok", output=1, error=None)
+        await second.store.write_entry(
+            turn_id=started.id, user_id="local", agent="a", status="ok", output=1, error=None
+        )
         # The first comes back: every write of its turn is refused, none lands.
         with pytest.raises(StoreError, match="lost its session's lease"):
             await first.store.write_entry(
@@ -151,4 +155,6 @@ def test_a_worker_on_sqlite_says_so_in_one_line_and_exits_2(write: WriteFile) ->
     for command in (["worker"], ["serve", "--workers", "queue", "--port", "1"]):
         done = cantata(*command, "--config", str(config))
         assert done.returncode == 2, done.stderr
-        assert done.stderr.startswith("error: workers need the state on PostgreSQL") and len(done.stderr.splitlines()) == 1
+        assert (
+            done.stderr.startswith("error: workers need the state on PostgreSQL") and len(done.stderr.splitlines()) == 1
+        )
