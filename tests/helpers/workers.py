@@ -1,0 +1,240 @@
+"""Servers and workers as a user runs them, on one PostgreSQL: `cantata serve --workers queue`
+and `cantata worker` subprocesses over scripted instances and the kill tests' `durable`
+pipeline; sessions of turns sent through the servers over HTTP, at once; and what the store
+holds afterwards, read with psycopg. The kill test (tests/test_workers_kill.py) and
+bench/workers.py use it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from tests.helpers.kills import MESSAGES_PER_TURN, ONCE_PER_TURN, PIPELINE, message
+from tests.helpers.servers import CantataServer
+from tests.helpers.sse import parse
+
+TURN_S = 120.0  # a turn not delivered by then has hung: the run fails, it does not wait for ever
+# How long the other servers' streams of the turns may go on once every turn's own stream has ended.
+ELSEWHERE_S = 10.0
+
+
+def fleet_config(folder: Path, url: str | None, *, latency_s: float) -> Path:
+    """One scripted instance serving every alias; the state on `url` (None: SQLite)."""
+    config = folder / "instances.yaml"
+    database = f"database: {json.dumps(url)}\n" if url else ""
+    config.write_text(f"instances:\n  - name: s\n    backend: scripted\n    latency_s: {latency_s}\n{database}")
+    return config
+
+
+class WorkerProcess:
+    """`cantata worker` in a subprocess: started on enter, SIGTERM on exit (SIGKILL with `kill`)."""
+
+    def __init__(self, folder: Path, config: Path, *, concurrency: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log = folder / "worker.log"
+        self.command = [sys.executable, "-m", "cantata", "worker", "--config", str(config)]
+        self.command += ["--pipeline", str(PIPELINE), "--concurrency", str(concurrency)]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> WorkerProcess:
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
+
+
+@dataclass
+class Fleet:
+    servers: list[CantataServer]
+    workers: list[WorkerProcess]
+
+    def logs(self) -> str:
+        return "\n".join([*(s.log() for s in self.servers), *(w.output() for w in self.workers)])
+
+
+@contextmanager
+def fleet(folder: Path, url: str, *, servers: int, workers: int, latency_s: float, concurrency: int) -> Iterator[Fleet]:
+    """`servers` servers queueing turns and `workers` workers running them, on `url`."""
+    config = fleet_config(folder, url, latency_s=latency_s)
+    with ExitStack() as stack:
+        # Workers first: the first to open the database installs its schema, the others wait for it.
+        started_workers = [
+            stack.enter_context(WorkerProcess(folder / f"worker-{i}", config, concurrency=concurrency))
+            for i in range(workers)
+        ]
+        started_servers = []
+        for i in range(servers):
+            (folder / f"serve-{i}").mkdir(parents=True, exist_ok=True)
+            args = ["--workers", "queue", "--config", str(config), "--pipeline", str(PIPELINE)]
+            started_servers.append(stack.enter_context(CantataServer(folder / f"serve-{i}", *args, stderr_apart=True)))
+        yield Fleet(started_servers, started_workers)
+
+
+def kill_when_all_busy(url: str, worker: WorkerProcess, *, after_turns: int, workers: int) -> list[float]:
+    """In a thread: once `after_turns` turns are finished and each of the `workers` workers is
+    running a turn, SIGKILL `worker` (so that it surely cuts turns). Returns the list the
+    kill's wall-clock time is appended to."""
+    killed: list[float] = []
+
+    def watch() -> None:
+        with psycopg.connect(url, autocommit=True) as db:
+            deadline = time.monotonic() + TURN_S
+            while time.monotonic() < deadline:
+                (finished,) = db.execute("SELECT COUNT(*) FROM turns WHERE status <> 'running'").fetchone() or (0,)
+                (busy,) = db.execute(
+                    "SELECT COUNT(DISTINCT worker_id) FROM procrastinate_jobs WHERE status = 'doing'"
+                ).fetchone() or (0,)
+                if finished >= after_turns and busy == workers:
+                    worker.kill()
+                    killed.append(time.time())
+                    return
+                time.sleep(0.02)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return killed
+
+
+@dataclass
+class Sent:
+    """A turn as its client saw it."""
+
+    server: int  # the index of the server it was sent to
+    session: str
+    turn_id: int
+    seconds: float  # from the request to the stream's end
+    merged: str  # the merged reply, as streamed
+    following: asyncio.Task[list[str]] | None = None  # its events' types, streamed from the other server
+    elsewhere: list[str] = field(default_factory=list)  # ...once that stream ended
+
+
+async def one_turn(http: httpx.AsyncClient, urls: list[str], server: int, text: str, session: str | None) -> Sent:
+    """A turn sent to `urls[server]` with `stream`; from the moment it started, its events
+    are followed from the next server too (`following`): a worker runs it, neither server does."""
+    body = {"model": "durable", "messages": [{"role": "user", "content": text}], "stream": True}
+    headers = {"X-Cantata-Session": session} if session else {}
+    t0 = time.monotonic()
+    async with http.stream("POST", f"{urls[server]}/v1/chat/completions", json=body, headers=headers) as response:
+        if response.status_code != 200:
+            raise AssertionError(f"server {server} answered {response.status_code}: {await response.aread()!r}")
+        turn_id = int(response.headers["X-Cantata-Turn"])
+        other = urls[(server + 1) % len(urls)]
+        following = asyncio.create_task(_turn_events(http, other, turn_id))
+        text_out = (await response.aread()).decode()
+    seconds = time.monotonic() - t0
+    merged = ""
+    for event in parse(text_out):
+        if event.data and event.data != "[DONE]":
+            chunk = event.json()
+            if chunk.get("cantata", {}).get("phase") == "merged":
+                merged += chunk["choices"][0]["delta"].get("content") or ""
+    return Sent(server, response.headers["X-Cantata-Session"], turn_id, seconds, merged, following=following)
+
+
+async def _turn_events(http: httpx.AsyncClient, url: str, turn_id: int) -> list[str]:
+    response = await http.get(f"{url}/api/turns/{turn_id}/events")
+    return [event.event for event in parse(response.text) if event.event]
+
+
+async def send_sessions(
+    urls: list[str], *, sessions: int, turns: int, on_turn: Callable[[Sent], None] = lambda sent: None
+) -> list[Sent]:
+    """`sessions` sessions at once, each a first turn, then its other `turns - 1` turns at once,
+    queued behind each other, each turn through the next server in turn."""
+    sent: list[Sent] = []
+
+    async def session(n: int, http: httpx.AsyncClient) -> None:
+        first = await one_turn(http, urls, n % len(urls), message(n * turns), None)
+        sent.append(first)
+        on_turn(first)
+
+        async def later(i: int) -> None:
+            turn = await one_turn(http, urls, (n + i) % len(urls), message(n * turns + i), first.session)
+            sent.append(turn)
+            on_turn(turn)
+
+        await asyncio.gather(*(later(i) for i in range(1, turns)))
+
+    limits = httpx.Limits(max_connections=4 * sessions)
+    async with httpx.AsyncClient(timeout=TURN_S, limits=limits) as http:
+        await asyncio.gather(*(session(n, http) for n in range(sessions)))
+        following = [turn.following for turn in sent if turn.following is not None]
+        await asyncio.wait(following, timeout=ELSEWHERE_S)
+        for turn in sent:
+            if turn.following is not None and turn.following.done() and not turn.following.exception():
+                turn.elsewhere = turn.following.result()
+            elif turn.following is not None:
+                turn.following.cancel()
+    return sent
+
+
+@dataclass
+class Stored:
+    turns: dict[int, str]  # id -> status
+    problems: list[str]
+    resumed: list[tuple[int, float]]  # turns taken over by another worker, with when (wall clock)
+
+
+def check_store(url: str) -> Stored:
+    """Each turn once: finished ok, one message and reply each, each once-per-turn event once,
+    each agent's entry and `agent_finished` once (the blackboard refuses a second entry: a
+    second `agent_finished` would be an agent run again after it had written)."""
+    problems: list[str] = []
+    with psycopg.connect(url) as db:
+        turns = dict(db.execute("SELECT id, status FROM turns ORDER BY id").fetchall())
+        messages: dict[int, Counter[tuple[str, str | None]]] = {t: Counter() for t in turns}
+        for turn_id, role, agent in db.execute("SELECT turn_id, role, agent FROM messages"):
+            messages[turn_id][(role, agent)] += 1
+        events = db.execute("SELECT turn_id, type, agent, data, wall FROM events ORDER BY id").fetchall()
+        entries = db.execute("SELECT turn_id, agent, iteration FROM blackboard").fetchall()
+    per_turn: Counter[tuple[int, str]] = Counter((turn_id, kind) for turn_id, kind, *_ in events)
+    finished: Counter[tuple[int, str, int]] = Counter()
+    resumed = []
+    for turn_id, kind, agent, data, wall in events:
+        if kind == "agent_finished":
+            finished[(turn_id, agent, json.loads(data).get("iteration", 0))] += 1
+        if kind == "turn_resumed":
+            resumed.append((turn_id, float(wall)))
+    for turn_id, status in turns.items():
+        if status != "ok":
+            problems.append(f"turn {turn_id} is {status}")
+        if messages[turn_id] != MESSAGES_PER_TURN:
+            problems.append(f"turn {turn_id} has messages {dict(messages[turn_id])}")
+        problems += [
+            f"turn {turn_id} has {per_turn[(turn_id, kind)]} {kind} events"
+            for kind in ONCE_PER_TURN
+            if per_turn[(turn_id, kind)] != 1
+        ]
+    problems += [f"agent_finished {key} stored {n} times" for key, n in finished.items() if n > 1]
+    problems += [f"entry {key} stored {n} times" for key, n in Counter(entries).items() if n > 1]
+    return Stored(turns, problems, resumed)

@@ -1,0 +1,48 @@
+"""Two `cantata serve --workers queue` and three `cantata worker` processes on one PostgreSQL:
+300 turns sent through both servers at once (100 sessions, each a first turn, then two more
+queued together), one worker stopped with SIGKILL a third of the way in, while every worker
+runs turns. Every turn ends
+once, ok; no agent's output is written twice; the turns the dead worker held are taken over
+within 30 s; and each turn's events are streamed by a server that did not run it (workers run
+every turn), by the one it was sent to and by the other one."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.postgres import PostgresServer
+from tests.helpers.workers import check_store, fleet, kill_when_all_busy, send_sessions
+
+pytestmark = pytest.mark.kill
+
+SESSIONS, TURNS = 100, 3
+TAKEOVER_S = 30.0
+
+
+def test_three_workers_one_killed_run_300_turns_from_two_servers_each_once(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    url = postgres.new_database()
+    with fleet(tmp_path, url, servers=2, workers=3, latency_s=0.05, concurrency=16) as running:
+        killed_at = kill_when_all_busy(url, running.workers[0], after_turns=SESSIONS * TURNS // 3, workers=3)
+        urls = [server.url for server in running.servers]
+        sent = asyncio.run(send_sessions(urls, sessions=SESSIONS, turns=TURNS))
+        logs = running.logs()
+    stored = check_store(url)
+    print(
+        f"workers kill test: {len(sent)} turns, {len(stored.resumed)} taken over after the kill,"
+        f" slowest turn {max(s.seconds for s in sent):.1f} s"
+    )
+    assert killed_at, "the run ended before a third of its turns"
+    assert stored.problems == [], logs
+    assert sorted(stored.turns) == sorted(s.turn_id for s in sent) and len(sent) == SESSIONS * TURNS
+    assert all(s.merged for s in sent), "a stream ended without its merged reply"
+    # The dead worker's turns were cut and went on elsewhere, soon enough.
+    assert stored.resumed, "the kill cut no turn: it took none over"
+    assert all(wall - killed_at[0] < TAKEOVER_S for _, wall in stored.resumed)
+    # Both servers streamed every turn's events: the one it was sent to (above), and the other.
+    cut = [s.turn_id for s in sent if not s.elsewhere or s.elsewhere[-1] != "turn_delivered"]
+    assert cut == [], f"{len(cut)} turns' events did not reach the other server, e.g. turn {cut[0]}"
