@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ ELSEWHERE_S = 10.0
 
 def fleet_config(folder: Path, url: str | None, *, latency_s: float) -> Path:
     """One scripted instance serving every alias; the state on `url` (None: SQLite)."""
+    folder.mkdir(parents=True, exist_ok=True)
     config = folder / "instances.yaml"
     database = f"database: {json.dumps(url)}\n" if url else ""
     config.write_text(f"instances:\n  - name: s\n    backend: scripted\n    latency_s: {latency_s}\n{database}")
@@ -138,9 +139,11 @@ class Sent:
     elsewhere: list[str] = field(default_factory=list)  # ...once that stream ended
 
 
-async def one_turn(http: httpx.AsyncClient, urls: list[str], server: int, text: str, session: str | None) -> Sent:
-    """A turn sent to `urls[server]` with `stream`; from the moment it started, its events
-    are followed from the next server too (`following`): a worker runs it, neither server does."""
+async def one_turn(
+    http: httpx.AsyncClient, urls: list[str], server: int, text: str, session: str | None, *, follow: bool
+) -> Sent:
+    """A turn sent to `urls[server]` with `stream`; from the moment it started, with `follow`,
+    its events are followed from the next server too: a worker runs it, neither server does."""
     body = {"model": "durable", "messages": [{"role": "user", "content": text}], "stream": True}
     headers = {"X-Cantata-Session": session} if session else {}
     t0 = time.monotonic()
@@ -149,7 +152,7 @@ async def one_turn(http: httpx.AsyncClient, urls: list[str], server: int, text: 
             raise AssertionError(f"server {server} answered {response.status_code}: {await response.aread()!r}")
         turn_id = int(response.headers["X-Cantata-Turn"])
         other = urls[(server + 1) % len(urls)]
-        following = asyncio.create_task(_turn_events(http, other, turn_id))
+        following = asyncio.create_task(_turn_events(http, other, turn_id)) if follow else None
         text_out = (await response.aread()).decode()
     seconds = time.monotonic() - t0
     merged = ""
@@ -166,22 +169,18 @@ async def _turn_events(http: httpx.AsyncClient, url: str, turn_id: int) -> list[
     return [event.event for event in parse(response.text) if event.event]
 
 
-async def send_sessions(
-    urls: list[str], *, sessions: int, turns: int, on_turn: Callable[[Sent], None] = lambda sent: None
-) -> list[Sent]:
+async def send_sessions(urls: list[str], *, sessions: int, turns: int, follow: bool = True) -> list[Sent]:
     """`sessions` sessions at once, each a first turn, then its other `turns - 1` turns at once,
-    queued behind each other, each turn through the next server in turn."""
+    queued behind each other, each turn through the next server in turn (`one_turn`)."""
     sent: list[Sent] = []
 
     async def session(n: int, http: httpx.AsyncClient) -> None:
-        first = await one_turn(http, urls, n % len(urls), message(n * turns), None)
+        first = await one_turn(http, urls, n % len(urls), message(n * turns), None, follow=follow)
         sent.append(first)
-        on_turn(first)
 
         async def later(i: int) -> None:
-            turn = await one_turn(http, urls, (n + i) % len(urls), message(n * turns + i), first.session)
+            turn = await one_turn(http, urls, (n + i) % len(urls), message(n * turns + i), first.session, follow=follow)
             sent.append(turn)
-            on_turn(turn)
 
         await asyncio.gather(*(later(i) for i in range(1, turns)))
 
@@ -189,7 +188,8 @@ async def send_sessions(
     async with httpx.AsyncClient(timeout=TURN_S, limits=limits) as http:
         await asyncio.gather(*(session(n, http) for n in range(sessions)))
         following = [turn.following for turn in sent if turn.following is not None]
-        await asyncio.wait(following, timeout=ELSEWHERE_S)
+        if following:
+            await asyncio.wait(following, timeout=ELSEWHERE_S)
         for turn in sent:
             if turn.following is not None and turn.following.done() and not turn.following.exception():
                 turn.elsewhere = turn.following.result()
