@@ -38,7 +38,7 @@ POLL_S = 1.0
 
 log = get_logger("cantata.turn_queue")
 
-TurnJob = Callable[[int], Awaitable[None]]
+TurnJob = Callable[[int, str | None], Awaitable[None]]  # (turn id, traceparent)
 
 
 def queue_url(config: InstancesConfig) -> str:
@@ -72,10 +72,11 @@ class TurnQueue:
     async def close(self) -> None:
         await self.app.close_async()
 
-    async def enqueue(self, turn_id: int, session_id: str) -> int:
-        """Queue a stored turn behind the queued turns of its session; the job's id."""
+    async def enqueue(self, turn_id: int, session_id: str, *, traceparent: str | None = None) -> int:
+        """Queue a stored turn behind the queued turns of its session; the job's id.
+        `traceparent`: the trace its worker's span goes under (the request's)."""
         deferrer = self.app.configure_task(TASK, queue=QUEUE, lock=f"session:{session_id}")
-        return await deferrer.defer_async(turn_id=turn_id)
+        return await deferrer.defer_async(turn_id=turn_id, traceparent=traceparent)
 
     async def queued_turns(self) -> set[int]:
         """The turns a job waiting or running names."""
@@ -107,11 +108,11 @@ class TurnQueue:
 
     async def work(self, run: TurnJob, *, concurrency: int, name: str, grace_s: float) -> None:
         """Run queued turns until SIGTERM or SIGINT (then the running ones have `grace_s` to
-        finish; the others stay in the store, running, for the next worker): `run(turn_id)`
-        for each claimed job."""
+        finish; the others stay in the store, running, for the next worker): `run(turn_id,
+        traceparent)` for each claimed job."""
 
-        async def turn(turn_id: int) -> None:
-            await run(turn_id)
+        async def turn(turn_id: int, traceparent: str | None = None) -> None:
+            await run(turn_id, traceparent)
 
         self.app.task(name=TASK, queue=QUEUE)(turn)
         await self.app.run_worker_async(

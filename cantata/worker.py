@@ -34,9 +34,9 @@ class TurnWorker:
         self.pipelines = pipelines
         self.queue = queue
 
-    async def run(self, turn_id: int) -> None:
-        """Run (or go on with) the stored turn; nothing if it is finished already (its job ran
-        again after its worker was taken for dead)."""
+    async def run(self, turn_id: int, traceparent: str | None = None) -> None:
+        """Run (or go on with) the stored turn, its span under `traceparent` (the request's);
+        nothing if it is finished already (its job ran again after its worker was taken for dead)."""
         found = await self.runtime.store.unfinished_turn(turn_id)
         if found is None:
             return
@@ -46,7 +46,7 @@ class TurnWorker:
                 f"turn {turn_id} is of pipeline '{found.session.pipeline}', which this worker does not serve"
             )
         try:
-            await self.runtime.resume(pipeline, turn_id, wait=True)
+            await self.runtime.resume(pipeline, turn_id, wait=True, traceparent=traceparent)
         except UserError:
             if await self.runtime.store.unfinished_turn(turn_id) is not None:
                 raise

@@ -135,7 +135,7 @@ async def test_a_dead_workers_turn_goes_back_to_the_queue_and_an_unqueued_turn_i
         # A worker claims it, then stops answering: its heartbeat grows old.
         dead = await queue.app.job_manager.register_worker()
         job = await queue.app.job_manager.fetch_job([QUEUE], dead)
-        assert job is not None and job.task_kwargs == {"turn_id": started.id}
+        assert job is not None and job.task_kwargs["turn_id"] == started.id
         assert await queue.recover_stalled() == 0  # alive, as far as anyone can tell
         with psycopg.connect(url, autocommit=True) as db:
             db.execute(

@@ -226,7 +226,7 @@ class Service(Reads):
         if session_id is not None and reject and await self.store.running_turns(session_id):
             raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
         session, started = await self.runtime.store_turn(handle.pipeline, message, user=user, session_id=session_id)
-        await self.queue.enqueue(started.id, session.id)
+        await self.queue.enqueue(started.id, session.id, traceparent=telemetry.current_traceparent())
         async for event in follow_turn(self.store, started.id):
             handle.on_event(event)
         turn = await self.store.get_turn(started.id)
