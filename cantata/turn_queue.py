@@ -23,7 +23,7 @@ from procrastinate import App, PsycopgConnector
 
 from cantata.config import InstancesConfig, database_url
 from cantata.errors import ConfigError, StoreUnavailable, get_logger
-from cantata.store.postgres_db import MIGRATION_LOCK, explain, redact
+from cantata.store.postgres_db import MIGRATION_LOCK, connect, explain, redact
 
 TASK = "cantata.turn"
 QUEUE = "turns"
@@ -130,7 +130,8 @@ class TurnQueue:
 def _install_schema(url: str, schema: str) -> None:
     """procrastinate's schema, once per database: under the lock of Cantata's migrations, so
     processes starting together install it once between them."""
-    with psycopg.connect(url, autocommit=True) as db, db.transaction():
+    db = connect(url).raw  # bounded in time; an unreachable database is StoreUnavailable
+    with db, db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         found = db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
         if found is None or found[0] is None:

@@ -27,6 +27,7 @@ from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.sse import parse
 from tests.test_cli import cantata
+from tests.test_store_postgres import unreachable_url
 
 
 @asynccontextmanager
@@ -158,3 +159,14 @@ def test_a_worker_on_sqlite_says_so_in_one_line_and_exits_2(write: WriteFile) ->
         assert (
             done.stderr.startswith("error: workers need the state on PostgreSQL") and len(done.stderr.splitlines()) == 1
         )
+
+
+def test_a_worker_whose_database_cannot_be_reached_says_so_without_the_password(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, shown = unreachable_url()
+    monkeypatch.setenv("CANTATA_DB", url)
+    done = cantata("worker", "--config", str(scripted_config(write, fast={})))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: cannot reach the database {shown}") and len(done.stderr.splitlines()) == 1
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
