@@ -55,6 +55,11 @@ def pipeline_files_option(help: str) -> Callable[[FC], FC]:
     return click.option("--pipeline", "pipelines", multiple=True, type=click.Path(path_type=Path), help=help)
 
 
+def grace_option(help: str) -> Callable[[FC], FC]:
+    """`--grace SECONDS` into `grace_s`: how long running turns may take to finish at SIGTERM."""
+    return click.option("--grace", "grace_s", default=30.0, show_default=True, type=click.FloatRange(0), help=help)
+
+
 class LazyGroup(click.Group):
     """A group whose LAZY_COMMANDS are imported only when a command line names them."""
 
@@ -190,23 +195,10 @@ def resume(turn: int | None, pipelines: tuple[Path, ...], config_path: Path | No
 
 
 @cli.command()
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None, help="Instances config.")
-@click.option(
-    "--pipeline",
-    "pipelines",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Also run turns of this pipeline file (repeatable); bundled ones always.",
-)
+@CONFIG_OPTION
+@pipeline_files_option("Also run turns of this pipeline file (repeatable); bundled ones always.")
 @click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1), help="Turns run at once.")
-@click.option(
-    "--grace",
-    "grace_s",
-    default=30.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="At SIGTERM, seconds running turns may take to finish; the rest go on in another worker.",
-)
+@grace_option("At SIGTERM, seconds running turns may take to finish; the rest go on in another worker.")
 def worker(config_path: Path | None, pipelines: tuple[Path, ...], concurrency: int, grace_s: float) -> None:
     """Run the turns `cantata serve --workers queue` queues (the state on PostgreSQL)."""
     from cantata.turn_queue import queue_url

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cantata.cli import CONFIG_OPTION, pipeline_files_option
+from cantata.cli import CONFIG_OPTION, grace_option, pipeline_files_option
 from cantata.config import WORKERS, Workers, cantata_home
 from cantata.server.keys import KeyRing
 from cantata.server.logs import LOG_FORMATS, LogFormat
@@ -21,14 +21,7 @@ from cantata.server.logs import LOG_FORMATS, LogFormat
 @click.option("--port", default=8000, show_default=True, type=int)
 @CONFIG_OPTION
 @pipeline_files_option("Also serve this pipeline file as a model (repeatable); bundled ones always are.")
-@click.option(
-    "--grace",
-    "grace_s",
-    default=30.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.",
-)
+@grace_option("At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.")
 @click.option(
     "--log-format",
     type=click.Choice(LOG_FORMATS),

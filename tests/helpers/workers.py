@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -23,8 +22,8 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from tests.helpers.kills import MESSAGES_PER_TURN, ONCE_PER_TURN, PIPELINE, message
-from tests.helpers.servers import CantataServer
+from tests.helpers.kills import PIPELINE, message, once_problems, read_store
+from tests.helpers.servers import CantataServer, terminate
 from tests.helpers.sse import parse
 
 TURN_S = 120.0  # a turn not delivered by then has hung: the run fails, it does not wait for ever
@@ -62,14 +61,7 @@ class WorkerProcess:
         self.process.wait()
 
     def __exit__(self, *exc: object) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-3000:]
@@ -206,35 +198,10 @@ class Stored:
 
 
 def check_store(url: str) -> Stored:
-    """Each turn once: finished ok, one message and reply each, each once-per-turn event once,
-    each agent's entry and `agent_finished` once (the blackboard refuses a second entry: a
-    second `agent_finished` would be an agent run again after it had written)."""
-    problems: list[str] = []
+    """`once_problems` of the whole store (the blackboard refuses a second entry: a second
+    `agent_finished` would be an agent run again after it had written), and the turns taken
+    over by another worker."""
     with psycopg.connect(url) as db:
-        turns = dict(db.execute("SELECT id, status FROM turns ORDER BY id").fetchall())
-        messages: dict[int, Counter[tuple[str, str | None]]] = {t: Counter() for t in turns}
-        for turn_id, role, agent in db.execute("SELECT turn_id, role, agent FROM messages"):
-            messages[turn_id][(role, agent)] += 1
-        events = db.execute("SELECT turn_id, type, agent, data, wall FROM events ORDER BY id").fetchall()
-        entries = db.execute("SELECT turn_id, agent, iteration FROM blackboard").fetchall()
-    per_turn: Counter[tuple[int, str]] = Counter((turn_id, kind) for turn_id, kind, *_ in events)
-    finished: Counter[tuple[int, str, int]] = Counter()
-    resumed = []
-    for turn_id, kind, agent, data, wall in events:
-        if kind == "agent_finished":
-            finished[(turn_id, agent, json.loads(data).get("iteration", 0))] += 1
-        if kind == "turn_resumed":
-            resumed.append((turn_id, float(wall)))
-    for turn_id, status in turns.items():
-        if status != "ok":
-            problems.append(f"turn {turn_id} is {status}")
-        if messages[turn_id] != MESSAGES_PER_TURN:
-            problems.append(f"turn {turn_id} has messages {dict(messages[turn_id])}")
-        problems += [
-            f"turn {turn_id} has {per_turn[(turn_id, kind)]} {kind} events"
-            for kind in ONCE_PER_TURN
-            if per_turn[(turn_id, kind)] != 1
-        ]
-    problems += [f"agent_finished {key} stored {n} times" for key, n in finished.items() if n > 1]
-    problems += [f"entry {key} stored {n} times" for key, n in Counter(entries).items() if n > 1]
-    return Stored(turns, problems, resumed)
+        rows = read_store(db)
+    resumed = [(turn_id, float(wall)) for _, turn_id, kind, _, _, wall in rows.events if kind == "turn_resumed"]
+    return Stored(rows.turns, once_problems(rows, finished=True), resumed)
