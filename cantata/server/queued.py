@@ -2,8 +2,8 @@
 (cantata/turn_queue.py), then follows its events in the store and builds its result from
 what the worker stored, so that a client sees it as it would see a turn run here.
 
-Following is a polling read of the event log (`follow_turn`), the one place a LISTEN/NOTIFY
-wake-up replaces.
+Its events come through the server's event feed (store/event_feed.py: on PostgreSQL a tail
+of the events table woken by LISTEN/NOTIFY), as other streams' do.
 """
 
 from __future__ import annotations
@@ -15,30 +15,22 @@ from typing import Any
 from cantata.events import Event
 from cantata.loader import Pipeline
 from cantata.store import Store, TurnRow
+from cantata.store.event_feed import EventFeed, follow
 from cantata.turn import AgentResult, Delivery, TurnResult, is_agent_status, turn_quality
 
-POLL_S = 0.05  # how often a followed turn's new events are asked for
+POLL_S = 0.05  # how often a delivered turn's status is asked for, until it is stored
 
 _ENDED = {"agent_finished": "ok", "agent_failed": "failed", "agent_skipped": "skipped"}
 
 
-async def follow_turn(store: Store, turn_id: int) -> AsyncIterator[Event]:
-    """The turn's stored events in order, as they come, until it is delivered and its
-    status stored (the merged reply is stored with it)."""
-    seq = 0
-    delivered = False
-    while True:
-        events = await store.events_after(seq, turn_id=turn_id)
-        for event in events:
-            seq = max(seq, event.seq or seq)
-            delivered = delivered or event.type == "turn_delivered"
+async def follow_turn(feed: EventFeed, store: Store, turn_id: int) -> AsyncIterator[Event]:
+    """The turn's stored events in order, as any process commits them, until it is delivered
+    and its status stored (the merged reply is stored with it, in the same commit or the next)."""
+    async for event in follow(feed, store, 0, turn_id=turn_id):
+        if event is not None:  # None: a heartbeat's silence
             yield event
-        if delivered:
-            turn = await store.get_turn(turn_id)
-            if turn is not None and turn.status != "running":
-                return
-        if not events:
-            await asyncio.sleep(POLL_S)
+    while (turn := await store.get_turn(turn_id)) is None or turn.status == "running":
+        await asyncio.sleep(POLL_S)
 
 
 async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> TurnResult:

@@ -227,7 +227,7 @@ class Service(Reads):
             raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
         session, started = await self.runtime.store_turn(handle.pipeline, message, user=user, session_id=session_id)
         await self.queue.enqueue(started.id, session.id, traceparent=telemetry.current_traceparent())
-        async for event in follow_turn(self.store, started.id):
+        async for event in follow_turn(self.feed, self.store, started.id):
             handle.on_event(event)
         turn = await self.store.get_turn(started.id)
         assert turn is not None  # followed until its status was stored
