@@ -252,7 +252,7 @@ class Service(Reads):
             exc = task.exception()
             if not isinstance(exc, (UserError, HTTPError)):
                 log.error("a turn failed: %s", exc)
-            if isinstance(exc, StoreUnavailable):
+            if isinstance(exc, StoreUnavailable) and self.queue is None:  # else the workers' sweep does
                 self._resume_when_back()
 
     def stop_accepting(self) -> None:
