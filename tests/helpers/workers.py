@@ -94,21 +94,27 @@ def fleet(folder: Path, url: str, *, servers: int, workers: int, latency_s: floa
         yield Fleet(started_servers, started_workers)
 
 
-def kill_when_all_busy(url: str, worker: WorkerProcess, *, after_turns: int, workers: int) -> list[float]:
-    """In a thread: once `after_turns` turns are finished and each of the `workers` workers is
-    running a turn, SIGKILL `worker` (so that it surely cuts turns). Returns the list the
+def kill_mid_turn(url: str, worker: WorkerProcess, *, after_turns: int) -> list[float]:
+    """In a thread: once `after_turns` turns are finished and `worker` holds the lease of a
+    session whose running turn has started (its `turn_started` is stored), SIGKILL it, so
+    that the kill surely cuts a turn another worker must take over. Returns the list the
     kill's wall-clock time is appended to."""
     killed: list[float] = []
+    assert worker.process is not None
+    holder = f"%/{worker.process.pid}/%"
 
     def watch() -> None:
         with psycopg.connect(url, autocommit=True) as db:
             deadline = time.monotonic() + TURN_S
             while time.monotonic() < deadline:
                 (finished,) = db.execute("SELECT COUNT(*) FROM turns WHERE status <> 'running'").fetchone() or (0,)
-                (busy,) = db.execute(
-                    "SELECT COUNT(DISTINCT worker_id) FROM procrastinate_jobs WHERE status = 'doing'"
+                (cut,) = db.execute(
+                    "SELECT COUNT(*) FROM session_leases l JOIN turns t ON t.session_id = l.session_id"
+                    " AND t.status = 'running' JOIN events e ON e.turn_id = t.id AND e.type = 'turn_started'"
+                    " WHERE l.holder LIKE %s",
+                    (holder,),
                 ).fetchone() or (0,)
-                if finished >= after_turns and busy == workers:
+                if finished >= after_turns and cut:
                     worker.kill()
                     killed.append(time.time())
                     return
@@ -176,7 +182,9 @@ async def send_sessions(urls: list[str], *, sessions: int, turns: int, follow: b
 
         await asyncio.gather(*(later(i) for i in range(1, turns)))
 
-    limits = httpx.Limits(max_connections=4 * sessions)
+    # A new connection per request: one kept alive through a long takeover may be closed by
+    # the server (uvicorn's keep-alive timeout) just as it is used again, a ReadError.
+    limits = httpx.Limits(max_connections=4 * sessions, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=TURN_S, limits=limits) as http:
         await asyncio.gather(*(session(n, http) for n in range(sessions)))
         following = [turn.following for turn in sent if turn.following is not None]
