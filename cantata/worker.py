@@ -33,6 +33,11 @@ class TurnWorker:
         self.runtime = runtime
         self.pipelines = pipelines
         self.queue = queue
+        # Turns the last sweep found running with no job: queued if this sweep finds them so
+        # too. One sweep is not enough: a server queues a turn just after storing it, and a
+        # sweep in between would queue it a second time, maybe ahead of its session's earlier
+        # turns.
+        self._unqueued: set[int] = set()
 
     async def run(self, turn_id: int, traceparent: str | None = None) -> None:
         """Run (or go on with) the stored turn, its span under `traceparent` (the request's);
@@ -63,17 +68,19 @@ class TurnWorker:
             await asyncio.sleep(SWEEP_S)
 
     async def queue_orphans(self) -> int:
-        """Queue the stored running turns no job names; how many. A turn queued twice is
-        harmless: its second job finds it finished."""
+        """Queue the stored running turns no job named at this sweep and the last one; how
+        many. A turn queued twice is harmless all the same: its second job finds it finished."""
         store = self.runtime.store
         orphans = await self.queue.orphans(await store.running_turns())
-        for turn_id in orphans:
+        lasting = [turn_id for turn_id in orphans if turn_id in self._unqueued]
+        self._unqueued = set(orphans)
+        for turn_id in lasting:
             found = await store.unfinished_turn(turn_id)
             if found is not None and found.session.pipeline in self.pipelines:
                 await self.queue.enqueue(turn_id, found.session.id)
-        if orphans:
-            log.warning("queued %d stored turn(s) that no job named", len(orphans))
-        return len(orphans)
+        if lasting:
+            log.warning("queued %d stored turn(s) that no job named", len(lasting))
+        return len(lasting)
 
 
 async def run_worker(

@@ -9,6 +9,7 @@ every turn), by the one it was sent to and by the other one."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,12 @@ def test_three_workers_one_killed_run_300_turns_from_two_servers_each_once(
     )
     assert killed_at, "the run ended before a third of its turns"
     assert stored.problems == [], logs
-    assert sorted(stored.turns) == sorted(s.turn_id for s in sent) and len(sent) == SESSIONS * TURNS
+    # Each request stored one turn, with its message once: no request made two (a retry, a replay).
+    assert len(sent) == SESSIONS * TURNS and len({s.text for s in sent}) == len(sent)
+    assert sorted(stored.turns) == sorted(s.turn_id for s in sent), f"{len(stored.turns)} turns stored"
+    assert stored.asked == Counter(s.text for s in sent), (
+        f"messages stored twice: {stored.asked - Counter(s.text for s in sent)}"
+    )
     assert all(s.merged for s in sent), "a stream ended without its merged reply"
     # The dead worker's turns were cut and went on elsewhere, soon enough.
     assert stored.resumed, "the kill cut no turn: it took none over"

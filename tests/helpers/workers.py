@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -129,6 +130,7 @@ class Sent:
     """A turn as its client saw it."""
 
     server: int  # the index of the server it was sent to
+    text: str  # the user's message
     session: str
     turn_id: int
     seconds: float  # from the request to the stream's end
@@ -159,7 +161,7 @@ async def one_turn(
             chunk = event.json()
             if chunk.get("cantata", {}).get("phase") == "merged":
                 merged += chunk["choices"][0]["delta"].get("content") or ""
-    return Sent(server, response.headers["X-Cantata-Session"], turn_id, seconds, merged, following=following)
+    return Sent(server, text, response.headers["X-Cantata-Session"], turn_id, seconds, merged, following=following)
 
 
 async def _turn_events(http: httpx.AsyncClient, url: str, turn_id: int) -> list[str]:
@@ -203,6 +205,7 @@ class Stored:
     turns: dict[int, str]  # id -> status
     problems: list[str]
     resumed: list[tuple[int, float]]  # turns taken over by another worker, with when (wall clock)
+    asked: Counter[str]  # each user message stored, with how many times
 
 
 def check_store(url: str) -> Stored:
@@ -211,5 +214,6 @@ def check_store(url: str) -> Stored:
     over by another worker."""
     with psycopg.connect(url) as db:
         rows = read_store(db)
+        asked = Counter(text for (text,) in db.execute("SELECT content FROM messages WHERE role = 'user'"))
     resumed = [(turn_id, float(wall)) for _, turn_id, kind, _, _, wall in rows.events if kind == "turn_resumed"]
-    return Stored(rows.turns, once_problems(rows, finished=True), resumed)
+    return Stored(rows.turns, once_problems(rows, finished=True), resumed, asked)
