@@ -136,7 +136,7 @@ class Sent:
     seconds: float  # from the request to the stream's end
     merged: str  # the merged reply, as streamed
     following: asyncio.Task[list[str]] | None = None  # its events' types, streamed from the other server
-    elsewhere: list[str] = field(default_factory=list)  # ...once that stream ended
+    elsewhere: list[str] = field(default_factory=list)  # ...once that stream ended (or why not)
 
 
 async def one_turn(
@@ -193,10 +193,15 @@ async def send_sessions(urls: list[str], *, sessions: int, turns: int, follow: b
         if following:
             await asyncio.wait(following, timeout=ELSEWHERE_S)
         for turn in sent:
-            if turn.following is not None and turn.following.done() and not turn.following.exception():
-                turn.elsewhere = turn.following.result()
-            elif turn.following is not None:
+            if turn.following is None:
+                continue
+            if not turn.following.done():
                 turn.following.cancel()
+                turn.elsewhere = ["(still open)"]
+            elif (error := turn.following.exception()) is not None:
+                turn.elsewhere = [f"(failed: {error!r})"]  # the failure, named in the test's message
+            else:
+                turn.elsewhere = turn.following.result()
     return sent
 
 
