@@ -50,5 +50,10 @@ def test_three_workers_one_killed_run_300_turns_from_two_servers_each_once(
     assert stored.resumed, "the kill cut no turn: it took none over"
     assert all(wall - killed_at[0] < TAKEOVER_S for _, wall in stored.resumed)
     # Both servers streamed every turn's events: the one it was sent to (above), and the other.
+    # A taken-over turn is followed across the takeover: its `turn_resumed` (from the worker that took
+    # it over) and what came after, to its `turn_delivered` (below).
+    taken_over = {turn_id for turn_id, _ in stored.resumed}
+    followed = [s.elsewhere for s in sent if s.turn_id in taken_over]
+    assert followed and all("turn_resumed" in events for events in followed), followed
     cut = [(s.turn_id, s.elsewhere[-3:]) for s in sent if not s.elsewhere or s.elsewhere[-1] != "turn_delivered"]
     assert cut == [], f"{len(cut)} turns' events did not reach the other server: {cut[:3]}"
