@@ -17,6 +17,7 @@ import replicas  # noqa: E402
 import safety  # noqa: E402
 import server_http  # noqa: E402  (not http.py: bench/ is first on sys.path and would shadow the stdlib)
 import tools  # noqa: E402
+import workers  # noqa: E402
 
 if __name__ == "__main__":
     overhead.main()
@@ -34,6 +35,8 @@ if __name__ == "__main__":
     durability.main()
     print()
     replicas.main()
+    print()
+    workers.main()
     print()
     factory.main()
     print()

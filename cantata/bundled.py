@@ -6,6 +6,7 @@ find pipelines by name, and the bundled pipelines sit above them all."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from cantata.errors import UserError
@@ -32,3 +33,13 @@ def resolve(name_or_path: str) -> Path:
 
 def load(name_or_path: str) -> Pipeline:
     return load_pipeline(resolve(name_or_path))
+
+
+def served(extra: Iterable[Path] = ()) -> dict[str, Pipeline]:
+    """The pipelines a server or worker runs, by name: every bundled one, then `extra` files
+    (one of the same name replaces it)."""
+    pipelines = {name: load_pipeline(path) for name, path in bundled().items()}
+    for path in extra:
+        pipeline = load_pipeline(path)
+        pipelines[pipeline.name] = pipeline
+    return pipelines

@@ -55,6 +55,11 @@ def pipeline_files_option(help: str) -> Callable[[FC], FC]:
     return click.option("--pipeline", "pipelines", multiple=True, type=click.Path(path_type=Path), help=help)
 
 
+def grace_option(help: str) -> Callable[[FC], FC]:
+    """`--grace SECONDS` into `grace_s`: how long running turns may take to finish at SIGTERM."""
+    return click.option("--grace", "grace_s", default=30.0, show_default=True, type=click.FloatRange(0), help=help)
+
+
 class LazyGroup(click.Group):
     """A group whose LAZY_COMMANDS are imported only when a command line names them."""
 
@@ -187,6 +192,21 @@ def resume(turn: int | None, pipelines: tuple[Path, ...], config_path: Path | No
         click.echo(resumed.summary() or "no unfinished turn to resume")
     if any(r.status == "failed" for r in resumed.results):
         sys.exit(1)
+
+
+@cli.command()
+@CONFIG_OPTION
+@pipeline_files_option("Also run turns of this pipeline file (repeatable); bundled ones always.")
+@click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1), help="Turns run at once.")
+@grace_option("At SIGTERM, seconds running turns may take to finish; the rest go on in another worker.")
+def worker(config_path: Path | None, pipelines: tuple[Path, ...], concurrency: int, grace_s: float) -> None:
+    """Run the turns `cantata serve --workers queue` queues (the state on PostgreSQL)."""
+    from cantata.turn_queue import queue_url
+    from cantata.worker import run_worker
+
+    config = load_config(config_path)
+    queue_url(config)  # SQLite: one line and exit 2, before anything starts
+    asyncio.run(run_worker(config, pipelines=pipelines, concurrency=concurrency, grace_s=grace_s))
 
 
 def _only(pipeline: Pipeline, user: str) -> Callable[[SessionRow], Pipeline | None]:

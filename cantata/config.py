@@ -28,6 +28,11 @@ DEFAULT_USER = "local"
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
+# Where a server's turns run: in its own process, or queued for `cantata worker` processes
+# (the state on PostgreSQL; cantata/turn_queue.py).
+Workers = Literal["local", "queue"]
+WORKERS: tuple[Workers, ...] = ("local", "queue")
+
 
 def cantata_home() -> Path:
     """CANTATA_HOME, else the per-user data folder; created on first use by the store."""

@@ -30,7 +30,7 @@ from cantata.loader import Pipeline
 from cantata.mcp_spec import McpServerSpec
 from cantata.pool import Pool
 from cantata.scheduler import Delivered, Services, TurnInput, TurnRunner
-from cantata.store import Decided, Forgotten, SessionRow, Store, TurnContext, open_store
+from cantata.store import Decided, Forgotten, SessionRow, StartedTurn, Store, TurnContext, open_store
 from cantata.tools import Tool
 from cantata.turn import TurnResult
 
@@ -70,9 +70,18 @@ def _belongs_to(session: SessionRow, pipeline: Pipeline) -> None:
 
 class Cantata:
     def __init__(
-        self, config: InstancesConfig, *, home: Path | None = None, store: Store | None = None, pool: Pool | None = None
+        self,
+        config: InstancesConfig,
+        *,
+        home: Path | None = None,
+        store: Store | None = None,
+        pool: Pool | None = None,
+        fence_writes: bool = False,
     ) -> None:
+        """`fence_writes`: a turn's writes commit only while this runtime holds its session's
+        lease (`Store.fence_turn`), for runtimes that may run a turn another took over (workers)."""
         self.config = config
+        self.fence_writes = fence_writes
         self.home = home or cantata_home()
         # A pool passed in is shared (a scratch runtime on the same instances) and not closed here.
         self._owns_pool = pool is None
@@ -134,17 +143,7 @@ class Cantata:
         While another turn of the session runs (here or in another process), it waits for
         it, or with `wait=False` raises SessionBusy. `traceparent`: the W3C trace context
         its span goes under, when another process asked for it (telemetry.py)."""
-        if not message.strip():
-            raise UserError("the message is empty")
-        if not user.strip():
-            raise UserError("the user id is empty")
-        for what, text in (("message", message), ("user id", user), ("session id", session_id or "")):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
-        await self.check(pipeline)
-        session = await self.session_for(pipeline, user=user, session_id=session_id)
+        session = await self._checked_session(pipeline, message, user=user, session_id=session_id)
         async with self.leases.hold(session.id, wait=wait):
             # A turn of the session left running (cut, and not resumed at start: its instance
             # was still loading, say) finishes first, so no turn stays unfinished behind this one.
@@ -172,6 +171,34 @@ class Cantata:
                 options=options,
                 traceparent=traceparent,
             )
+
+    async def _checked_session(
+        self, pipeline: Pipeline, message: str, *, user: str, session_id: str | None
+    ) -> SessionRow:
+        """The turn's input checked, its instances asked, its session found (or a new one)."""
+        if not message.strip():
+            raise UserError("the message is empty")
+        if not user.strip():
+            raise UserError("the user id is empty")
+        for what, text in (("message", message), ("user id", user), ("session id", session_id or "")):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UserError(f"the {what} is not valid text (at character {exc.start})") from exc
+        await self.check(pipeline)
+        return await self.session_for(pipeline, user=user, session_id=session_id)
+
+    async def store_turn(
+        self, pipeline: Pipeline, message: str, *, user: str = DEFAULT_USER, session_id: str | None = None
+    ) -> tuple[SessionRow, StartedTurn]:
+        """Check and store a turn without running it, for a worker to run (`resume` runs a
+        stored turn): what a server does when workers run its turns (cantata/turn_queue.py)."""
+        session = await self._checked_session(pipeline, message, user=user, session_id=session_id)
+        started = await self.store.start_turn(
+            session, message, new_session=session_id is None, memory=pipeline.memory_agents
+        )
+        killpoints.reached("after_message")
+        return session, started
 
     async def resume(
         self,
@@ -266,6 +293,8 @@ class Cantata:
     ) -> TurnResult:
         if on_event is not None:
             self._turn_listeners[turn_id] = on_event
+        if self.fence_writes:
+            self.store.fence_turn(turn_id, session.id, self.leases.holder)
         try:
             turn = TurnInput(
                 pipeline=pipeline,
@@ -284,6 +313,8 @@ class Cantata:
             result = await runner.run()
         finally:
             self._turn_listeners.pop(turn_id, None)
+            if self.fence_writes:
+                self.store.fence_turn(turn_id, session.id, None)
         if result.status == "waiting":
             row = await self.store.get_turn(turn_id)
             if row is not None and row.status == "running":  # decided while it was pausing: it goes on

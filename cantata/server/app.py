@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cantata import __version__, telemetry
-from cantata.config import InstancesConfig, cantata_home, database_url, load_config
+from cantata.config import InstancesConfig, Workers, cantata_home, database_url, load_config
 from cantata.errors import UserError
 from cantata.runtime import Cantata, Forgetter
 from cantata.server.auth import Admin, Auth, is_loopback
@@ -102,10 +102,12 @@ def create_app(
     max_body: int = MAX_BODY,
     grace_s: float = GRACE_S,
     announce: Callable[[str], None] = lambda line: None,
+    workers: Workers = "local",
 ) -> FastAPI:
     """`announce` gets the lines an operator should see: the unfinished turns resumed at
     start, those left at shutdown. `routers` and `forgetters` are what applications add
-    (cantata/applications.py)."""
+    (cantata/applications.py). `workers`: "local" runs turns in this process, "queue" queues
+    them for `cantata worker` processes (the state on PostgreSQL)."""
     home = home or cantata_home()
     config = config or load_config()
     extra = list(pipelines)
@@ -113,6 +115,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Cantata(config, home=home)
+        queue = None
+        if workers == "queue":  # procrastinate is imported only then (the `postgres` extra)
+            from cantata.turn_queue import TurnQueue, queue_url
+
+            queue = TurnQueue(queue_url(config))
         async with AsyncExitStack() as closing:
             closing.push_async_callback(runtime.close)
             # The keys are in the state's store: every server on one database shares them.
@@ -120,12 +127,22 @@ def create_app(
             await check_bind(host, keys)
             app.state.auth = Auth(keys, loopback=is_loopback(host))
             feed = await closing.enter_async_context(event_feed(runtime.store, runtime.bus))
+            if queue is not None:
+                await queue.open()
+                closing.push_async_callback(queue.close)
             service = app.state.service = Service(
-                runtime, extra_pipelines=extra, grace_s=grace_s, announce=announce, forgetters=forgetters, feed=feed
+                runtime,
+                extra_pipelines=extra,
+                grace_s=grace_s,
+                announce=announce,
+                forgetters=forgetters,
+                feed=feed,
+                queue=queue,
             )
             closing.push_async_callback(service.drain)
             closing.callback(runtime.bus.listen(log_failed_agent))
-            service.resume_unfinished()
+            if queue is None:  # else the workers resume what a crash left: they own the turns
+                service.resume_unfinished()
             yield
 
     app = FastAPI(
@@ -184,6 +201,7 @@ def run_server(
     forgetters: Iterable[Forgetter] = (),
     grace_s: float = GRACE_S,
     log_format: LogFormat = "text",
+    workers: Workers = "local",
 ) -> None:
     """`cantata serve`: check what can be checked before binding, then run uvicorn. On
     SIGTERM or Ctrl-C, new turns are refused at once (503), running ones get `grace_s` to
@@ -191,6 +209,10 @@ def run_server(
     configure_logging(log_format)
     home = cantata_home()
     config = load_config(config_path)
+    if workers == "queue":
+        from cantata.turn_queue import queue_url
+
+        queue_url(config)  # SQLite: one line and exit 2, before binding
     asyncio.run(reach_store(home, config, host))
     app = create_app(
         config,
@@ -201,6 +223,7 @@ def run_server(
         forgetters=forgetters,
         grace_s=grace_s,
         announce=lambda line: print(line, flush=True),
+        workers=workers,
     )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     print(f"Cantata dashboard: http://{shown}:{port}/  (chat: http://{shown}:{port}/#/chat)", flush=True)

@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import click
 
-from cantata.cli import CONFIG_OPTION, pipeline_files_option
-from cantata.config import cantata_home, database_url, load_config
+from cantata.cli import CONFIG_OPTION, grace_option, pipeline_files_option
+from cantata.config import WORKERS, Workers, cantata_home, database_url, load_config
 from cantata.server.keys import KeyRing
 from cantata.server.logs import LOG_FORMATS, LogFormat
 from cantata.store import open_store
@@ -26,14 +26,7 @@ T = TypeVar("T")
 @click.option("--port", default=8000, show_default=True, type=int)
 @CONFIG_OPTION
 @pipeline_files_option("Also serve this pipeline file as a model (repeatable); bundled ones always are.")
-@click.option(
-    "--grace",
-    "grace_s",
-    default=30.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.",
-)
+@grace_option("At SIGTERM, seconds running turns may take to finish; the rest are resumed at the next start.")
 @click.option(
     "--log-format",
     type=click.Choice(LOG_FORMATS),
@@ -42,8 +35,22 @@ T = TypeVar("T")
     envvar="CANTATA_LOG_FORMAT",
     help="The log on stderr (a line per request and per failed agent): text, or JSON lines.",
 )
+@click.option(
+    "--workers",
+    type=click.Choice(WORKERS),
+    default="local",
+    show_default=True,
+    envvar="CANTATA_WORKERS",
+    help="Where turns run: in this process, or queued for `cantata worker` processes (the state on PostgreSQL).",
+)
 def serve(
-    host: str, port: int, config_path: Path | None, pipelines: tuple[Path, ...], grace_s: float, log_format: LogFormat
+    host: str,
+    port: int,
+    config_path: Path | None,
+    pipelines: tuple[Path, ...],
+    grace_s: float,
+    log_format: LogFormat,
+    workers: Workers,
 ) -> None:
     """Serve every pipeline as an OpenAI-compatible model, the API and the dashboard.
 
@@ -60,6 +67,7 @@ def serve(
         forgetters=forgetters(),
         grace_s=grace_s,
         log_format=log_format,
+        workers=workers,
     )
 
 

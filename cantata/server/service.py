@@ -13,23 +13,27 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cantata import bundled as bundled_pipelines
 from cantata import telemetry
 from cantata.errors import AlreadyDecided, SessionBusy, StoreUnavailable, UserError, get_logger
 from cantata.events import Event
-from cantata.loader import Pipeline, load_pipeline
+from cantata.loader import Pipeline
 from cantata.runtime import Cantata, Forgetter, Resumed
 from cantata.server.errors import HTTPError
 from cantata.server.event_stream import event_stream
 from cantata.server.keys import Principal
 from cantata.server.metrics import Metrics
 from cantata.server.protocol import ApprovalDecision, ApprovalInfo, Deleted, ModelCard, ModelList
+from cantata.server.queued import follow_turn, stored_result
 from cantata.server.reads import Reads
 from cantata.server.sessions import SessionIndex, SessionLocks
 from cantata.store.event_feed import EventFeed
 from cantata.turn import TurnResult
+
+if TYPE_CHECKING:
+    from cantata.turn_queue import TurnQueue
 
 log = get_logger("cantata.server")
 
@@ -78,18 +82,14 @@ class Service(Reads):
         announce: Callable[[str], None] = lambda line: None,
         forgetters: Iterable[Forgetter] = (),
         feed: EventFeed | None = None,
+        queue: TurnQueue | None = None,
     ) -> None:
         """`grace_s`: at shutdown, how long running turns may take to finish; `announce`
         gets the lines an operator should see (turns resumed at start, left at shutdown);
         `forgetters` remove the files applications keep for a user who is forgotten; `feed`
-        is what live event streams follow (`event_feed.event_feed`; the runtime's bus if none)."""
-        pipelines: dict[str, Pipeline] = {}
-        for name, path in bundled_pipelines.bundled().items():
-            pipelines[name] = load_pipeline(path)
-        for path in extra_pipelines:
-            pipeline = load_pipeline(path)
-            pipelines[pipeline.name] = pipeline
-        super().__init__(runtime, pipelines)
+        is what live event streams follow (`event_feed.event_feed`; the runtime's bus if none);
+        with a `queue`, turns are stored and queued for workers, and followed from the store."""
+        super().__init__(runtime, bundled_pipelines.served(extra_pipelines))
         self.index = SessionIndex()
         self.locks = SessionLocks()
         self.running: set[asyncio.Task[TurnResult]] = set()
@@ -103,6 +103,7 @@ class Service(Reads):
         self.stopping = False  # shutting down: no new turn starts
         self.stopped = asyncio.Event()  # the same, for what waits on it: live event streams end
         self._cut: asyncio.TimerHandle | None = None
+        self.queue = queue
 
     def resume_unfinished(self) -> None:
         """At start, in the background: finish the turns a crash left running, each as the
@@ -181,6 +182,8 @@ class Service(Reads):
         self, handle: TurnHandle, message: str, session_id: str | None, asked: list[str], reject: bool
     ) -> TurnResult:
         user = handle.principal.user
+        if self.queue is not None:
+            return await self._queued_turn(handle, message, session_id, asked, reject)
         if session_id is not None:
             async with self.locks.hold(session_id, reject=reject):
                 try:
@@ -209,6 +212,26 @@ class Service(Reads):
             finally:
                 for sid, mine in claimed:
                     self.locks.release(sid, mine)
+        self.index.remember(user, handle.pipeline.name, asked, result.session)
+        self.metrics.record(result)
+        return result
+
+    async def _queued_turn(
+        self, handle: TurnHandle, message: str, session_id: str | None, asked: list[str], reject: bool
+    ) -> TurnResult:
+        """A turn for the workers: stored, queued behind its session's queued turns, then
+        its events followed from the store until it is delivered."""
+        assert self.queue is not None
+        user = handle.principal.user
+        if session_id is not None and reject and await self.store.running_turns(session_id):
+            raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
+        session, started = await self.runtime.store_turn(handle.pipeline, message, user=user, session_id=session_id)
+        await self.queue.enqueue(started.id, session.id, traceparent=telemetry.current_traceparent())
+        async for event in follow_turn(self.feed, self.store, started.id):
+            handle.on_event(event)
+        turn = await self.store.get_turn(started.id)
+        assert turn is not None  # followed until its status was stored
+        result = await stored_result(self.store, handle.pipeline, turn)
         self.index.remember(user, handle.pipeline.name, asked, result.session)
         self.metrics.record(result)
         return result
@@ -248,7 +271,7 @@ class Service(Reads):
             exc = task.exception()
             if not isinstance(exc, (UserError, HTTPError)):
                 log.error("a turn failed: %s", exc)
-            if isinstance(exc, StoreUnavailable):
+            if isinstance(exc, StoreUnavailable) and self.queue is None:  # else the workers' sweep does
                 self._resume_when_back()
 
     def stop_accepting(self) -> None:

@@ -38,6 +38,7 @@ class PostgresStore(SqlStore[PgConnection]):
     driver_error = psycopg.Error
     # No rowid: sessions are stored with their first turn, whose id follows the commits.
     session_tiebreak = "(SELECT MIN(t.id) FROM turns t WHERE t.session_id = sessions.id)"
+    lock_lease = " FOR SHARE"
 
     def __init__(self, url: str, *, reconnect_within_s: float = RECONNECT_WITHIN_S) -> None:
         """`reconnect_within_s`: how long calls wait for a lost server to answer again."""

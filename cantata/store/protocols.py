@@ -143,6 +143,13 @@ class SessionLeases(Protocol):
         """Give the lease back, if `holder` still holds it."""
         ...
 
+    def fence_turn(self, turn_id: int, session_id: str, holder: str | None) -> None:
+        """From now on (no I/O), commit the turn's entries, replies and status only while
+        `holder` holds the session's lease, else fail them with a StoreError: a process that
+        comes back after its turn was taken over cannot write over its successor. None: the
+        turn's writes are no longer checked."""
+        ...
+
 
 class BlackboardStore(Protocol):
     """Agents' outputs: one entry per turn, agent and iteration, written once."""

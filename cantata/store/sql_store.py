@@ -60,6 +60,8 @@ class SqlStore(ABC, Generic[C]):
     driver_error: ClassVar[type[Exception]]
     # A session's order among those created at the same instant (SQLite: its rowid).
     session_tiebreak: ClassVar[str]
+    # How a fenced write locks the lease row it checks until it commits (SQLite has one writer).
+    lock_lease: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -89,6 +91,7 @@ class SqlStore(ABC, Generic[C]):
             explain=explain,
             reconnect=reconnect,
         )
+        self._fences: dict[int, tuple[str, str]] = {}  # turn id -> (session id, lease holder)
 
     def _open(self) -> C:
         db = self._connect()
@@ -201,8 +204,10 @@ class SqlStore(ABC, Generic[C]):
 
     def finish_turn(self, turn_id: int, status: str, replies: list[tuple[str, str]]) -> Awaitable[None]:
         now = time.time()
+        fence = self._fences.get(turn_id)
 
         def write(db: C) -> None:
+            self._check_fence(db, turn_id, fence)
             if status == "waiting":  # unless a person decided meanwhile: then it goes on (runtime.py)
                 db.execute(
                     "UPDATE turns SET status = 'waiting', finished_at = ? WHERE id = ?"
@@ -219,8 +224,10 @@ class SqlStore(ABC, Generic[C]):
 
     def add_reply(self, turn_id: int, agent: str, text: str) -> Awaitable[None]:
         row = queries.reply_values(turn_id, agent, text, time.time())
+        fence = self._fences.get(turn_id)
 
         def write(db: C) -> None:
+            self._check_fence(db, turn_id, fence)
             db.execute(queries.INSERT_REPLY, row)
 
         return self._committer.write(write, soon=False)
@@ -316,6 +323,24 @@ class SqlStore(ABC, Generic[C]):
             )
         )
 
+    def fence_turn(self, turn_id: int, session_id: str, holder: str | None) -> None:
+        self._fences.pop(turn_id, None)
+        if holder is not None:
+            self._fences[turn_id] = (session_id, holder)
+
+    def _check_fence(self, db: C, turn_id: int, fence: tuple[str, str] | None) -> None:
+        """Refuse a fenced turn's write once its session's lease has another holder. The row
+        stays locked until the write commits, so a takeover waits for it, never the reverse."""
+        if fence is None:
+            return
+        session_id, holder = fence
+        row = db.execute(
+            f"SELECT holder FROM session_leases WHERE session_id = ?{self.lock_lease}", (session_id,)
+        ).fetchone()
+        if row is None or row[0] != holder:
+            now = f"{row[0]} holds it now" if row else "nobody holds it now"
+            raise StoreError(f"turn {turn_id}: this process lost its session's lease ({now}); its write is refused")
+
     # -- blackboard -----------------------------------------------------------------------
 
     def write_entry(
@@ -334,8 +359,10 @@ class SqlStore(ABC, Generic[C]):
         except (TypeError, ValueError) as exc:  # a set, an object, a cycle: fails its agent alone
             raise StoreError(f"the output of agent '{agent}' is not JSON data: {exc}") from exc
         row = (turn_id, user_id, agent, iteration, status, data, error, time.time())
+        fence = self._fences.get(turn_id)
 
         def write(db: C) -> None:
+            self._check_fence(db, turn_id, fence)
             if db.execute(queries.INSERT_ENTRY, row).fetchone() is not None:
                 return
             there = db.execute(

@@ -19,6 +19,7 @@ from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 PIPELINE = Path(__file__).parent.parent / "data" / "durable" / "pipeline.yaml"
 KILL_ENV = "CANTATA_TEST_KILL_AT"
@@ -147,34 +148,11 @@ class KillRun:
         return Snapshot(entries, int(max_seq), running)
 
     def check(self, *, finished: bool = True) -> Report:
-        """Every turn finished ok, once: one message and reply each, each once-per-turn event
-        once, no agent started again after it had written. Not `finished` (just after a
-        kill): only that nothing is there twice and nothing was rerun."""
-        problems: list[str] = []
+        """`once_problems`, and no agent started again after it had written."""
         with self._read() as db:
-            turns = dict(db.execute("SELECT id, status FROM turns ORDER BY id").fetchall())
-            messages: dict[int, Counter[tuple[str, str | None]]] = {t: Counter() for t in turns}
-            for turn_id, role, agent in db.execute("SELECT turn_id, role, agent FROM messages"):
-                messages[turn_id][(role, agent)] += 1
-            events = db.execute("SELECT id, turn_id, type, agent, data FROM events ORDER BY id").fetchall()
-            entries = db.execute("SELECT turn_id, agent, iteration FROM blackboard").fetchall()
-        for turn_id, status in turns.items():
-            if finished and status != "ok":
-                problems.append(f"turn {turn_id} is {status}")
-            if messages[turn_id] != MESSAGES_PER_TURN and (finished or messages[turn_id] - MESSAGES_PER_TURN):
-                problems.append(f"turn {turn_id} has messages {dict(messages[turn_id])}")
-        per_turn: Counter[tuple[int, str]] = Counter((turn_id, kind) for _, turn_id, kind, _, _ in events)
-        agents_finished: Counter[tuple[int, str, int]] = Counter()
-        for _, turn_id, kind, agent, data in events:
-            if kind == "agent_finished":
-                agents_finished[(turn_id, agent, json.loads(data).get("iteration", 0))] += 1
-        for turn_id in turns:
-            for kind in ONCE_PER_TURN:
-                if per_turn[(turn_id, kind)] > 1 or (finished and per_turn[(turn_id, kind)] != 1):
-                    problems.append(f"turn {turn_id} has {per_turn[(turn_id, kind)]} {kind} events")
-        problems += [f"agent_finished {key} stored {n} times" for key, n in agents_finished.items() if n > 1]
-        if len(set(entries)) != len(entries):
-            problems.append("an entry is stored twice")
+            rows = read_store(db)
+        problems = once_problems(rows, finished=finished)
+        events = [(seq, turn_id, kind, agent, data) for seq, turn_id, kind, agent, data, _ in rows.events]
         reruns = 0
         for snap in self.snapshots:
             for seq, turn_id, kind, agent, data in events:
@@ -187,6 +165,59 @@ class KillRun:
 
     def _read(self) -> closing[sqlite3.Connection]:
         return closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True))
+
+
+class Connection(Protocol):
+    """sqlite3's or psycopg's: what `read_store` asks of it."""
+
+    def execute(self, sql: str, /) -> Any: ...
+
+
+@dataclass(frozen=True)
+class StoreRows:
+    """What the checks read of a store: each turn's status and messages, events, entries."""
+
+    turns: dict[int, str]
+    messages: dict[int, Counter[tuple[str, str | None]]]
+    events: list[tuple[int, int, str, str | None, str, float]]  # id, turn, type, agent, data, wall
+    entries: list[tuple[int, str, int]]
+
+
+def read_store(db: Connection) -> StoreRows:
+    turns = dict(db.execute("SELECT id, status FROM turns ORDER BY id").fetchall())
+    messages: dict[int, Counter[tuple[str, str | None]]] = {t: Counter() for t in turns}
+    for turn_id, role, agent in db.execute("SELECT turn_id, role, agent FROM messages"):
+        messages[turn_id][(role, agent)] += 1
+    events = db.execute("SELECT id, turn_id, type, agent, data, wall FROM events ORDER BY id").fetchall()
+    entries = db.execute("SELECT turn_id, agent, iteration FROM blackboard").fetchall()
+    return StoreRows(turns, messages, events, entries)
+
+
+def once_problems(rows: StoreRows, *, finished: bool) -> list[str]:
+    """Every turn finished ok, once: one message and reply each, each once-per-turn event
+    once, each agent's `agent_finished` and entry once. Not `finished` (just after a kill):
+    only that nothing is there twice."""
+    problems: list[str] = []
+    for turn_id, status in rows.turns.items():
+        if finished and status != "ok":
+            problems.append(f"turn {turn_id} is {status}")
+        said = rows.messages[turn_id]
+        if said != MESSAGES_PER_TURN and (finished or said - MESSAGES_PER_TURN):
+            problems.append(f"turn {turn_id} has messages {dict(said)}")
+    per_turn: Counter[tuple[int, str]] = Counter((turn_id, kind) for _, turn_id, kind, *_ in rows.events)
+    agents_finished: Counter[tuple[int, str | None, int]] = Counter(
+        (turn_id, agent, json.loads(data).get("iteration", 0))
+        for _, turn_id, kind, agent, data, _ in rows.events
+        if kind == "agent_finished"
+    )
+    for turn_id in rows.turns:
+        for kind in ONCE_PER_TURN:
+            if per_turn[(turn_id, kind)] > 1 or (finished and per_turn[(turn_id, kind)] != 1):
+                problems.append(f"turn {turn_id} has {per_turn[(turn_id, kind)]} {kind} events")
+    problems += [f"agent_finished {key} stored {n} times" for key, n in agents_finished.items() if n > 1]
+    if len(set(rows.entries)) != len(rows.entries):
+        problems.append("an entry is stored twice")
+    return problems
 
 
 def kill_at_boundaries(folder: Path) -> Report:

@@ -83,13 +83,19 @@ class ServerProcess:
         return (self.log_path.read_text(errors="replace") + errors)[-3000:]
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        terminate(self.process)
+
+
+def terminate(process: subprocess.Popen[bytes] | None, timeout_s: float = 30.0) -> None:
+    """SIGTERM a child still running, SIGKILL it if it has not ended within `timeout_s`."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class LlamaServer(ServerProcess):

@@ -1,0 +1,175 @@
+"""Turns run by workers (`cantata serve --workers queue`, `cantata worker`) on PostgreSQL: a
+turn queued by a server runs in a worker and streams from the server; a dead worker's turn
+goes back to the queue; a stored turn no job names is queued; a worker that lost its
+session's lease cannot write over its successor; workers refuse SQLite. The many-process
+run with a SIGKILL is tests/test_workers_kill.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cantata import bundled
+from cantata.config import load_config
+from cantata.errors import StoreError
+from cantata.runtime import Cantata
+from cantata.store import Store
+from cantata.turn_queue import QUEUE, STALLED_S, TurnQueue
+from cantata.worker import TurnWorker
+from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.postgres import PostgresServer
+from tests.helpers.server_app import chat_body, client, make_app, running
+from tests.helpers.sse import parse
+from tests.test_cli import cantata
+from tests.test_store_postgres import unreachable_url
+
+
+@asynccontextmanager
+async def worker(config: Path, home: Path) -> AsyncIterator[TurnWorker]:
+    """A worker in process, running queued turns until the block ends."""
+    queue = TurnQueue(load_config(config).database or "")
+    runtime = Cantata(load_config(config), home=home, fence_writes=True)
+    turns = TurnWorker(runtime, bundled.served(), queue)
+    await queue.open()
+    working = asyncio.create_task(queue.work(turns.run, concurrency=4, name="test", grace_s=5))
+    try:
+        yield turns
+    finally:
+        working.cancel()
+        await asyncio.gather(working, return_exceptions=True)
+        await queue.close()
+        await runtime.close()
+
+
+def pg_config(write: WriteFile, url: str) -> Path:
+    path = scripted_config(write, fast={"latency_s": 0.01})
+    path.write_text(path.read_text() + f"database: {json.dumps(url)}\n")
+    return path
+
+
+async def test_a_turn_queued_by_the_server_runs_in_a_worker_and_streams_from_the_server(
+    write: WriteFile, home: Path, postgres: PostgresServer
+) -> None:
+    config = pg_config(write, postgres.new_database())
+    async with running(make_app(config, home, workers="queue")) as app, client(app) as http, worker(config, home):
+        done = await http.post("/v1/chat/completions", json=chat_body("I skipped my run again."))
+        assert done.status_code == 200, done.text
+        reply = done.json()
+        session, turn_id = done.headers["X-Cantata-Session"], int(done.headers["X-Cantata-Turn"])
+        assert reply["choices"][0]["message"]["content"]
+        streamed = await http.post(
+            "/v1/chat/completions",
+            json=chat_body("And the one after.", stream=True),
+            headers={"X-Cantata-Session": session},
+        )
+        chunks = [event.json() for event in parse(streamed.text) if event.data and event.data != "[DONE]"]
+        store: Store = app.state.service.store
+        turns = await store.turns(session)
+        histories = await store.entry_histories([t.id for t in turns])
+    assert [t.status for t in turns] == ["ok", "ok"] and turns[0].id == turn_id
+    # Every agent ran once, in the worker, and the server's stream carried its progress.
+    for history in histories.values():
+        assert sorted(e.agent for e in history) == sorted(bundled.load("example").order)
+    progress = [c["cantata"]["event"] for c in chunks if c.get("cantata", {}).get("event")]
+    assert progress[0] == "turn_started" and "agent_finished" in progress
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks).strip()
+
+
+async def test_a_worker_that_lost_its_lease_cannot_write_over_its_successor(
+    write: WriteFile, home: Path, postgres: PostgresServer
+) -> None:
+    config = load_config(pg_config(write, postgres.new_database()))
+    first, second = Cantata(config, home=home, fence_writes=True), Cantata(config, home=home, fence_writes=True)
+    try:
+        pipeline = bundled.load("example")
+        session, started = await first.store_turn(pipeline, "hello")
+        assert await first.store.lease_session(session.id, first.leases.holder, ttl_s=30) is None
+        first.store.fence_turn(started.id, session.id, first.leases.holder)
+        # The second worker takes the session over (the first is taken for dead) and writes.
+        taken = await second.store.lease_session(
+            session.id, second.leases.holder, ttl_s=30, take_from=first.leases.holder
+        )
+        assert taken is None
+        second.store.fence_turn(started.id, session.id, second.leases.holder)
+        await second.store.write_entry(
+            turn_id=started.id, user_id="local", agent="a", status="ok", output=1, error=None
+        )
+        # The first comes back: every write of its turn is refused, none lands.
+        with pytest.raises(StoreError, match="lost its session's lease"):
+            await first.store.write_entry(
+                turn_id=started.id, user_id="local", agent="b", status="ok", output=2, error=None
+            )
+        with pytest.raises(StoreError, match="lost its session's lease"):
+            await first.store.finish_turn(started.id, "ok", [("answer", "from the first")])
+        history = await second.store.entry_history(started.id)
+        turn = await second.store.get_turn(started.id)
+    finally:
+        await first.close()
+        await second.close()
+    assert [(e.agent, e.output) for e in history] == [("a", 1)]
+    assert turn is not None and turn.status == "running" and turn.replies == []
+
+
+async def test_a_dead_workers_turn_goes_back_to_the_queue_and_an_unqueued_turn_is_queued(
+    write: WriteFile, home: Path, postgres: PostgresServer
+) -> None:
+    url = postgres.new_database()
+    config = load_config(pg_config(write, url))
+    runtime = Cantata(config, home=home)
+    queue = TurnQueue(url)
+    await queue.open()
+    try:
+        pipeline = bundled.load("example")
+        session, started = await runtime.store_turn(pipeline, "hello")
+        turns = TurnWorker(runtime, bundled.served(), queue)
+        # A server stopped between storing the turn and queueing it: the next sweep queues it
+        # (not the first one: the server may be queueing it just then).
+        assert await turns.queue_orphans() == 0
+        assert await queue.queued_turns() == set()
+        assert await turns.queue_orphans() == 1
+        assert await queue.queued_turns() == {started.id}
+        assert await turns.queue_orphans() == 0
+        # A worker claims it, then stops answering: its heartbeat grows old.
+        dead = await queue.app.job_manager.register_worker()
+        job = await queue.app.job_manager.fetch_job([QUEUE], dead)
+        assert job is not None and job.task_kwargs["turn_id"] == started.id
+        assert await queue.recover_stalled() == 0  # alive, as far as anyone can tell
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(
+                "UPDATE procrastinate_workers SET last_heartbeat = now() - make_interval(secs => %s) WHERE id = %s",
+                (STALLED_S + 1, dead),
+            )
+        assert await queue.recover_stalled() == 1
+        (again,) = await queue.app.job_manager.list_jobs_async(id=job.id)
+        assert again.status == "todo" and again.lock == f"session:{session.id}"
+    finally:
+        await queue.close()
+        await runtime.close()
+
+
+def test_a_worker_on_sqlite_says_so_in_one_line_and_exits_2(write: WriteFile) -> None:
+    config = scripted_config(write, fast={})
+    for command in (["worker"], ["serve", "--workers", "queue", "--port", "1"]):
+        done = cantata(*command, "--config", str(config))
+        assert done.returncode == 2, done.stderr
+        assert (
+            done.stderr.startswith("error: workers need the state on PostgreSQL") and len(done.stderr.splitlines()) == 1
+        )
+
+
+def test_a_worker_whose_database_cannot_be_reached_says_so_without_the_password(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, shown = unreachable_url()
+    monkeypatch.setenv("CANTATA_DB", url)
+    done = cantata("worker", "--config", str(scripted_config(write, fast={})))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: cannot reach the database {shown}") and len(done.stderr.splitlines()) == 1
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
