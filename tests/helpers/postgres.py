@@ -32,6 +32,7 @@ import pytest
 BINARIES = "/usr/lib/postgresql/*/bin"
 # A cluster nobody keeps needs no durability: no fsync, no full pages, commits not waited on.
 SETTINGS = "-c listen_addresses='' -c fsync=off -c full_page_writes=off -c synchronous_commit=off"
+ADMIN_NAME = "cantata-tests-admin"  # the helper's own connections, as pg_stat_activity shows them
 
 
 @dataclass
@@ -64,10 +65,13 @@ class PostgresServer:
     def terminate_backends(self, url: str) -> int:
         """End every connection to the database of `url` but this one (pg_terminate_backend),
         as an administrator or a failover would; how many there were."""
-        with psycopg.connect(url, autocommit=True) as admin:
+        # Named, so that an earlier call's connection, still on its way out, is not counted; and each
+        # ended backend waited for (up to 5 s), so that the next call does not count it again.
+        with psycopg.connect(url, autocommit=True, application_name=ADMIN_NAME) as admin:
             rows = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> %s",
+                (ADMIN_NAME,),
             ).fetchall()
         return len(rows)
 
