@@ -247,3 +247,33 @@ async def test_http_that_is_not_mcp_or_refuses_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match="MCP server 'gone' could not start"):
         await refused.tools()
     await refused.close()
+
+
+async def test_the_values_of_its_variables_are_secrets(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that echoes a token it was given on stderr (or that fails to start saying it)
+    never gets it into the log in clear."""
+    token = "ghp-mcp-env-token-7d3e1b"
+    monkeypatch.setenv("MCP_TEST_ENV_TOKEN", token)
+    caplog.set_level(logging.INFO, logger="cantata.mcp")
+    spec = McpServerSpec(
+        name="leaky",
+        command="sh",
+        args=["-c", "echo using token $MCP_TEST_ENV_TOKEN >&2; exit 1"],
+        env=["MCP_TEST_ENV_TOKEN"],
+        start_timeout_s=5,
+    )
+    server = McpServer(spec)
+    try:
+        with pytest.raises(ToolError, match="MCP server 'leaky' could not start") as failed:
+            await server.tools()
+        for _ in range(200):
+            lines = [r.getMessage() for r in caplog.records if "using token" in r.getMessage()]
+            if lines:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await server.close()
+    assert lines == ["MCP server 'leaky' stderr: using token ***"]
+    assert token not in str(failed.value)
