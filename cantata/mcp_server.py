@@ -125,6 +125,11 @@ class CantataTools:
             result = await self.service.wait(handle)
         except CantataError as exc:  # the HTTPErrors of the Service, the runtime's own
             return _error(exc.message)
+        except Exception as exc:  # noqa: BLE001 (a bug): the SDK would put its text in the trace
+            log.exception("the MCP call of '%s' failed", params.name)  # the log handler scrubs secrets
+            return _error(
+                f"the turn could not run: an internal error ({type(exc).__name__}); the server's log has more"
+            )
         return _answer(result)
 
     async def _pipeline(self, name: str) -> Pipeline:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx2
@@ -22,26 +20,16 @@ from cantata.config import load_config
 from cantata.factory import registry
 from cantata.runtime import Cantata
 from tests.helpers.pipelines import WriteFile, scripted_config
-from tests.helpers.server_app import client, make_app, new_key, running
+from tests.helpers.server_app import MCP_ROOT, client, make_app, mcp_over, new_key, running
 from tests.helpers.servers import CantataServer
 
-ROOT = "http://127.0.0.1:8000"  # /mcp on a loopback server takes only loopback names as Host
+ROOT = MCP_ROOT
 
 
 @pytest.fixture
 def config(write: WriteFile) -> Path:
     # A model's size in its name: coaching's coach then writes its early reply.
     return scripted_config(write, fast={"latency_s": 0.01, "tokens_per_s": 1000, "model": "scripted-8B"})
-
-
-@asynccontextmanager
-async def mcp_over(app: object, key: str | None) -> AsyncIterator[Client]:
-    """The SDK's client on the app's /mcp, in process."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    transport = httpx2.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx2.AsyncClient(transport=transport, base_url=ROOT, headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(f"{ROOT}/mcp", http_client=http)) as mcp:
-            yield mcp
 
 
 def text(result: CallToolResult) -> str:
