@@ -18,6 +18,7 @@ from fastapi import APIRouter, FastAPI
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from opentelemetry import context as trace_context
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -30,6 +31,7 @@ from cantata.server.service import Service
 
 PATH = "/mcp"
 PRINCIPAL = "cantata.principal"  # the caller, in the request's ASGI scope, for the tool handlers
+TRACE = "cantata.trace"  # the request's trace context (its span), there too
 
 # An open server (loopback, no keys) would otherwise answer a web page that rebinds its own
 # name to 127.0.0.1: only loopback names may be the Host (the SDK's own rule for loopback).
@@ -54,6 +56,8 @@ class Endpoint:
             await error_response(exc.status, exc.message, exc.code)(scope, receive, send)
             return
         scope[PRINCIPAL] = principal
+        # The SDK runs the call in a task of its session manager's, outside this request's context.
+        scope[TRACE] = trace_context.get_current()
         manager: StreamableHTTPSessionManager = state.mcp
         await manager.handle_request(scope, receive, send)
 
@@ -62,7 +66,7 @@ class Endpoint:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: Service = app.state.service
     auth: Auth = app.state.auth
-    server = mcp_server(service, principal_of=_caller)
+    server = mcp_server(service, principal_of=_caller, trace_of=_request_trace)
     manager = StreamableHTTPSessionManager(
         app=server, stateless=True, json_response=True, security_settings=LOOPBACK_ONLY if auth.loopback else None
     )
@@ -76,6 +80,12 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
     assert ctx.request is not None  # on HTTP, always
     principal: Principal = ctx.request.scope[PRINCIPAL]
     return principal
+
+
+def _request_trace(ctx: ServerRequestContext[Any, Any]) -> trace_context.Context | None:
+    assert ctx.request is not None
+    found: trace_context.Context | None = ctx.request.scope.get(TRACE)
+    return found
 
 
 router = APIRouter(lifespan=lifespan)

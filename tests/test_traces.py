@@ -359,3 +359,21 @@ async def test_an_mcp_call_that_fails_unexpectedly_leaves_no_text_in_its_spans(
     assert said == "the turn could not run: an internal error (RuntimeError); the server's log has more"
     spans = finished(exported)
     assert spans.named("tools/call example") and MESSAGE not in spans.texts()
+
+
+async def test_a_turn_started_through_mcp_is_under_the_http_request(
+    config: Path, home: Path, exported: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One trace from POST /mcp to the turn and its agents, not the turn under the SDK's
+    tools/call span alone (whose parent is the MCP client's, in another trace)."""
+    mcp_sdk_spans(monkeypatch)
+    async with running(make_app(config, home)) as app, mcp_over(app) as mcp:
+        result = await mcp.call_tool("example", {"message": MESSAGE})
+    assert not result.is_error and result.structured_content is not None
+    spans = finished(exported)
+    turn = spans.one("invoke_workflow ")
+    request = next(s for s in spans.named("POST /mcp") if s.trace_id == turn.trace_id)
+    assert request.kind == "SERVER" and request in spans.ancestors(turn)
+    assert request.attributes["cantata.turn.id"] == turn.attributes["cantata.turn.id"]
+    assert request.attributes["cantata.turn.id"] == result.structured_content["turn_id"]
+    assert MESSAGE not in spans.texts()
