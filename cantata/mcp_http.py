@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -21,7 +22,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from opentelemetry import context as trace_context
 from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from cantata.mcp_server import mcp_server
 from cantata.server.auth import Auth
@@ -59,7 +60,35 @@ class Endpoint:
         # The SDK runs the call in a task of its session manager's, outside this request's context.
         scope[TRACE] = trace_context.get_current()
         manager: StreamableHTTPSessionManager = state.mcp
-        await manager.handle_request(scope, receive, send)
+        await manager.handle_request(scope, receive, _ErrorShape(scope, receive, send))
+
+
+class _ErrorShape:
+    """`send`, except that a refusal the SDK's transport answers in plain text (a bad
+    Content-Type, a body over its limit) leaves in the server's one JSON error shape, its
+    text the message. Its JSON answers (JSON-RPC errors among them) pass as they are."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.scope, self.receive, self.send = scope, receive, send
+        self._refusal: int | None = None  # the status of a refusal being held back
+        self._text = b""
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400 and not _json(message):
+            self._refusal = message["status"]
+            return
+        if self._refusal is None or message["type"] != "http.response.body":
+            await self.send(message)
+            return
+        self._text += message.get("body", b"")
+        if not message.get("more_body", False):
+            said = self._text.decode("utf-8", "replace").strip() or HTTPStatus(self._refusal).phrase
+            await error_response(self._refusal, said)(self.scope, self.receive, self.send)
+
+
+def _json(start: Message) -> bool:
+    content_type = Headers(raw=start.get("headers", [])).get("content-type", "")
+    return content_type.startswith("application/json")
 
 
 @asynccontextmanager

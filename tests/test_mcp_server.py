@@ -20,10 +20,8 @@ from cantata.config import load_config
 from cantata.factory import registry
 from cantata.runtime import Cantata
 from tests.helpers.pipelines import WriteFile, scripted_config
-from tests.helpers.server_app import MCP_ROOT, client, make_app, mcp_over, new_key, running
+from tests.helpers.server_app import ROOT, client, make_app, mcp_over, new_key, running
 from tests.helpers.servers import CantataServer
-
-ROOT = MCP_ROOT
 
 
 @pytest.fixture
@@ -163,3 +161,18 @@ async def test_mcp_on_cantata_serve_with_a_key(config: Path, home: Path, tmp_pat
                 result = await mcp.call_tool("coaching", {"message": "I keep putting off the gym."})
     assert "coaching" in names
     assert not result.is_error and result.structured_content["merged"] == text(result)
+
+
+async def test_the_transports_refusals_are_in_the_one_error_shape(config: Path, home: Path) -> None:
+    """What the SDK's transport refuses before MCP is spoken (a body that is not JSON by its
+    Content-Type) leaves in the server's one JSON error shape, as every other error does;
+    its JSON-RPC answers (a parse error) stay JSON-RPC."""
+    async with running(make_app(config, home)) as app, client(app) as http:
+        accept = {"Accept": "application/json, text/event-stream"}
+        text = await http.post("/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"})
+        garbled = await http.post("/mcp", content=b"{not json", headers={**accept, "Content-Type": "application/json"})
+    assert text.status_code == 400 and text.headers["content-type"] == "application/json"
+    assert text.json() == {
+        "error": {"message": "Invalid Content-Type header", "type": "invalid_request_error", "code": None}
+    }
+    assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700  # JSON-RPC's parse error

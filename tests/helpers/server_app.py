@@ -17,6 +17,8 @@ from cantata.config import load_config
 from cantata.server import create_app
 from cantata.server.keys import KeyRing
 
+ROOT = "http://127.0.0.1:8000"  # an open loopback server takes only loopback names as Host
+
 
 @asynccontextmanager
 async def running(app: FastAPI) -> AsyncIterator[FastAPI]:
@@ -27,12 +29,7 @@ async def running(app: FastAPI) -> AsyncIterator[FastAPI]:
 
 def client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://cantata.test", headers=headers, timeout=30
-    )
-
-
-MCP_ROOT = "http://127.0.0.1:8000"  # an open loopback server takes only loopback names as Host
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ROOT, headers=headers, timeout=30)
 
 
 @asynccontextmanager
@@ -40,8 +37,8 @@ async def mcp_over(app: object, key: str | None = None) -> AsyncIterator[Client]
     """The MCP SDK's client on the app's /mcp, in process."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     transport = httpx2.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx2.AsyncClient(transport=transport, base_url=MCP_ROOT, headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(f"{MCP_ROOT}/mcp", http_client=http)) as mcp:
+    async with httpx2.AsyncClient(transport=transport, base_url=ROOT, headers=headers, timeout=60) as http:
+        async with Client(streamable_http_client(f"{ROOT}/mcp", http_client=http)) as mcp:
             yield mcp
 
 
