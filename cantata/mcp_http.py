@@ -18,7 +18,6 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from opentelemetry import context as trace_context
 from starlette.datastructures import Headers
 from starlette.routing import Route
@@ -33,15 +32,6 @@ from cantata.server.service import Service
 PATH = "/mcp"
 PRINCIPAL = "cantata.principal"  # the caller, in the request's ASGI scope, for the tool handlers
 TRACE = "cantata.trace"  # the request's trace context (its span), there too
-
-# An open server (loopback, no keys) would otherwise answer a web page that rebinds its own
-# name to 127.0.0.1: only loopback names may be the Host (the SDK's own rule for loopback).
-LOOPBACK = ["127.0.0.1", "localhost", "[::1]"]
-LOOPBACK_ONLY = TransportSecuritySettings(
-    enable_dns_rebinding_protection=True,
-    allowed_hosts=[*LOOPBACK, *(f"{host}:*" for host in LOOPBACK)],
-    allowed_origins=[f"http://{host}:*" for host in LOOPBACK] + [f"http://{host}" for host in LOOPBACK],
-)
 
 
 class Endpoint:
@@ -94,11 +84,9 @@ def _json(start: Message) -> bool:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: Service = app.state.service
-    auth: Auth = app.state.auth
     server = mcp_server(service, principal_of=_caller, trace_of=_request_trace)
-    manager = StreamableHTTPSessionManager(
-        app=server, stateless=True, json_response=True, security_settings=LOOPBACK_ONLY if auth.loopback else None
-    )
+    # No security_settings: an open server's Host and Origin are checked for every route (rebinding.py).
+    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
     app.state.mcp = manager
     async with manager.run():
         yield
