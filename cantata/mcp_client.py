@@ -318,6 +318,9 @@ class _Owner:
         read_fd, write_fd = os.pipe()
         self._stderr = asyncio.create_task(_log_lines(spec.label, read_fd))
         errlog = os.fdopen(write_fd, "w")
+        # Closed with the stack too: a start cancelled before the transport is entered (and
+        # so before _closing_after_spawn runs) would leave the pipe, and its reader, open.
+        stack.callback(errlog.close)
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=spec.child_env())
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
 

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from cantata.errors import ToolError, register_secret
-from cantata.mcp_client import McpServer, McpServers
+from cantata.mcp_client import McpServer, McpServers, _Owner
 from cantata.mcp_spec import McpServerSpec
 from tests.helpers.mcp_servers import http_server, stdio_command
 from tests.helpers.servers import _running, free_port, http_handler_server
@@ -277,3 +278,15 @@ async def test_the_values_of_its_variables_are_secrets(
         await server.close()
     assert lines == ["MCP server 'leaky' stderr: using token ***"]
     assert token not in str(failed.value)
+
+
+async def test_the_stderr_pipe_is_closed_when_a_start_ends_before_the_spawn() -> None:
+    """A start cancelled after the stderr pipe is made but before the server is spawned (the
+    transport never entered) leaves no pipe open: its log reader sees the end and stops."""
+    before = set(os.listdir("/proc/self/fd"))
+    owner = _Owner(McpServerSpec(**stdio_command()))
+    async with AsyncExitStack() as stack:
+        transport = await owner._transport(stack)  # noqa: F841 (held, as the SDK's Client holds it)
+    assert owner._stderr is not None
+    await asyncio.wait_for(owner._stderr, 5)
+    assert set(os.listdir("/proc/self/fd")) <= before
