@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -38,11 +35,11 @@ from pydantic import ValidationError
 
 from cantata.errors import ToolError, get_logger
 from cantata.mcp_spec import McpServerSpec
+from cantata.mcp_stdio import Child, stdio_transport
 
 log = get_logger("cantata.mcp")
 
-STOP_S = 10.0  # to stop a server: the SDK's own shutdown is bounded (stdin closed, SIGTERM, SIGKILL)
-LOG_LINE = 2000  # a longer stderr line is cut in the log
+STOP_S = 10.0  # to stop a server: its transport's shutdown is bounded (stdin closed, SIGTERM, SIGKILL)
 MAX_PAGES = 50  # of tools/list: a server whose listing never ends is not followed forever
 HTTP_READ_S = 300.0  # an HTTP read may wait this long (a call's own limit is its timeout_s)
 
@@ -121,6 +118,11 @@ class McpServer:
             if exc.code != CONNECTION_CLOSED:
                 raise ToolError(f"{what} was refused: {exc.message}") from exc
             await self._drop(connection)
+            if connection.refusal is not None:  # Cantata stopped it
+                raise ToolError(
+                    f"{what} failed: the server {connection.refusal}, and was stopped; it is started again"
+                    " on the next call"
+                ) from exc
             raise ToolError(
                 f"MCP server '{self.label}' stopped during the call of '{tool}': its outcome is unknown;"
                 " the server is started again on the next call"
@@ -250,6 +252,11 @@ class _Connection:
     def alive(self) -> bool:
         return self._owner.alive()
 
+    @property
+    def refusal(self) -> str | None:
+        """Why Cantata stopped the server (a stdio server's oversized message), if it did."""
+        return self._owner.child.refusal
+
     async def close(self) -> None:
         await self._owner.stop()
 
@@ -266,30 +273,31 @@ class _Owner:
         self._ready: asyncio.Future[tuple[Client, list[Tool]]] = asyncio.get_running_loop().create_future()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._stderr: asyncio.Task[None] | None = None
+        self.child = Child()  # a stdio server's process
 
     async def start(self) -> tuple[Client, list[Tool]]:
         self._task = asyncio.create_task(self._hold(), name=f"mcp server {self.spec.label}")
         return await asyncio.shield(self._ready)
 
     def alive(self) -> bool:
+        """The holding task runs and, for a stdio server, so does its process (its pipes say
+        nothing: a server may close its stderr and live on)."""
         task_running = self._task is not None and not self._task.done()
-        return task_running and (self._stderr is None or not self._stderr.done())
+        return task_running and (self.spec.command is None or self.child.running())
 
     async def stop(self) -> None:
         self._stopping.set()
         if self._task is not None and not self._ready.done():
             self._task.cancel()  # still starting: nothing to wait for
-        for task in (self._task, self._stderr):
-            if task is None:
-                continue
-            try:
-                await asyncio.wait_for(task, STOP_S)
-            except TimeoutError:
-                log.warning("MCP server '%s' did not stop within %g s; left behind", self.spec.label, STOP_S)
-            except asyncio.CancelledError:
-                if not task.cancelled():
-                    raise  # our caller is cancelled, not the task
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(self._task, STOP_S)
+        except TimeoutError:
+            log.warning("MCP server '%s' did not stop within %g s; left behind", self.spec.label, STOP_S)
+        except asyncio.CancelledError:
+            if not self._task.cancelled():
+                raise  # our caller is cancelled, not the task
 
     async def _hold(self) -> None:
         try:
@@ -315,26 +323,7 @@ class _Owner:
             http = await stack.enter_async_context(httpx2.AsyncClient(headers=spec.resolved_headers(), timeout=timeout))
             return streamable_http_client(spec.url, http_client=http)
         assert spec.command is not None
-        read_fd, write_fd = os.pipe()
-        self._stderr = asyncio.create_task(_log_lines(spec.label, read_fd))
-        errlog = os.fdopen(write_fd, "w")
-        # Closed with the stack too: a start cancelled before the transport is entered (and
-        # so before _closing_after_spawn runs) would leave the pipe, and its reader, open.
-        stack.callback(errlog.close)
-        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=spec.child_env())
-        return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
-
-
-@asynccontextmanager
-async def _closing_after_spawn(transport: Any, errlog: IO[str]) -> AsyncIterator[Any]:
-    """The stdio transport, with Cantata's end of the stderr pipe closed once the child has
-    its own: the log reader then sees the pipe's end when the server exits."""
-    try:
-        async with transport as streams:
-            errlog.close()
-            yield streams
-    finally:
-        errlog.close()
+        return stdio_transport(spec.label, spec.command, list(spec.args), spec.child_env(), self.child)
 
 
 async def _list_tools(client: Client) -> list[Tool]:
@@ -347,28 +336,3 @@ async def _list_tools(client: Client) -> list[Tool]:
         if cursor is None:
             break
     return tools
-
-
-async def _log_lines(label: str, read_fd: int) -> None:
-    """Each line the server writes on stderr, to the log; ends at the pipe's end."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    pipe = os.fdopen(read_fd, "rb", buffering=0)
-    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-
-    def emit(line: bytes) -> None:
-        log.info("MCP server '%s' stderr: %s", label, line.decode("utf-8", "replace").rstrip()[:LOG_LINE])
-
-    try:
-        pending = b""
-        while chunk := await reader.read(1 << 16):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                emit(line)
-            if len(pending) > LOG_LINE:
-                emit(pending)
-                pending = b""
-        if pending:
-            emit(pending)
-    finally:
-        transport.close()

@@ -280,13 +280,36 @@ async def test_the_values_of_its_variables_are_secrets(
     assert token not in str(failed.value)
 
 
-async def test_the_stderr_pipe_is_closed_when_a_start_ends_before_the_spawn() -> None:
-    """A start cancelled after the stderr pipe is made but before the server is spawned (the
-    transport never entered) leaves no pipe open: its log reader sees the end and stops."""
-    before = set(os.listdir("/proc/self/fd"))
+async def test_no_pipe_is_left_open_by_a_start_that_ends_early() -> None:
+    """A start cancelled before its transport is entered, or failing at the spawn, leaves no
+    pipe open (the stderr pipe is made inside the transport, and closed there)."""
+
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
     owner = _Owner(McpServerSpec(**stdio_command()))
     async with AsyncExitStack() as stack:
         transport = await owner._transport(stack)  # noqa: F841 (held, as the SDK's Client holds it)
-    assert owner._stderr is not None
-    await asyncio.wait_for(owner._stderr, 5)
-    assert set(os.listdir("/proc/self/fd")) <= before
+    assert open_fds() <= before
+    missing = McpServer(McpServerSpec(command="/nonexistent/mcp-server"))
+    with pytest.raises(ToolError, match="could not start"):
+        await missing.tools()
+    await missing.close()
+    assert open_fds() <= before
+
+
+async def test_a_server_that_closes_its_stderr_is_not_taken_for_dead() -> None:
+    """Whether a server still runs is its process's to say, not its stderr's: one that
+    closes it at start (as a daemon-style wrapper may) is started once, not at every call."""
+    command = stdio_command()
+    server = McpServer(
+        McpServerSpec(
+            name="quiet", command="sh", args=["-c", 'exec 2>&-; exec "$0" "$@"', command["command"], *command["args"]]
+        )
+    )
+    try:
+        pids = [await server.call("pid", {}) for _ in range(3)]
+    finally:
+        await server.close()
+    assert len(set(pids)) == 1 and not _running(int(pids[0]))
