@@ -99,8 +99,8 @@ async def _read(
             while chunk := await process.stdout.read(READ_CHUNK):
                 *lines, pending = (pending + chunk).split(b"\n")
                 if len(pending) > MAX_MESSAGE or any(len(line) > MAX_MESSAGE for line in lines):
-                    child.refusal = f"sent a message over {MAX_MESSAGE >> 20} MiB"
-                    log.warning("MCP server '%s' %s: stopped", label, child.refusal)
+                    child.refusal = f"the server sent a message over {MAX_MESSAGE >> 20} MiB, and was stopped"
+                    log.warning("MCP server '%s': %s", label, child.refusal)
                     _signal(process, signal.SIGKILL)
                     return
                 for line in lines:

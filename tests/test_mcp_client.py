@@ -21,8 +21,9 @@ import pytest
 import pytest_asyncio
 
 from cantata.errors import ToolError, register_secret
-from cantata.mcp_client import McpServer, McpServers, _Owner
+from cantata.mcp_client import MAX_RESPONSE, MAX_RESULT, McpServer, McpServers, _Owner
 from cantata.mcp_spec import McpServerSpec
+from cantata.mcp_stdio import MAX_MESSAGE
 from tests.helpers.mcp_servers import http_server, stdio_command
 from tests.helpers.servers import _running, free_port, http_handler_server
 
@@ -58,7 +59,7 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 async def test_stdio_tools_have_the_shape_of_every_tool_and_answer(server: McpServer) -> None:
     tools = {tool.name: tool for tool in await server.tools()}
-    assert {"add", "echo", "wipe", "env", "noisy", "crash", "hang", "garbage", "fail", "pid"} <= set(tools)
+    assert {"add", "echo", "wipe", "env", "noisy", "crash", "hang", "garbage", "fail", "big", "pid"} <= set(tools)
     add = tools["add"]
     assert add.description == "Add two whole numbers."
     assert add.parameters["type"] == "object" and set(add.parameters["required"]) == {"a", "b"}
@@ -146,6 +147,23 @@ async def test_a_hanging_call_times_out_and_the_server_still_answers(server: Mcp
     assert await server.call("echo", {"text": "still here"}) == "still here"
 
 
+async def test_a_long_result_is_cut_and_a_message_too_large_stops_the_server(server: McpServer) -> None:
+    """What a hostile server sends is bounded: a result over MAX_RESULT reaches the model cut,
+    saying so; a message over MAX_MESSAGE is not read whole, the server is stopped (a
+    ToolError) and started again on the next call."""
+    long = await server.call("big", {"size": MAX_RESULT + 5000})
+    assert len(long.encode()) < MAX_RESULT + 200
+    assert long.endswith(f"[cut: the result has {MAX_RESULT + 5000} bytes; the first {MAX_RESULT} are shown]")
+    before = await server.call("pid", {})
+    with pytest.raises(
+        ToolError,
+        match=r"the call of 'big' on MCP server 'tools' failed: the server sent a message over 8 MiB, and was stopped",
+    ):
+        await server.call("big", {"size": MAX_MESSAGE + 1})
+    after = await server.call("pid", {})
+    assert after != before and not _running(int(before))
+
+
 async def test_garbage_instead_of_a_result_is_a_tool_error() -> None:
     server = stdio("garbling", name="liar")
     try:
@@ -200,6 +218,26 @@ async def test_http_lists_and_calls_with_a_header_from_the_environment(
         assert await server.call("add", {"a": 20, "b": 22}) == "42"
         with pytest.raises(ToolError, match="the tool .fail. failed: .*over HTTP"):
             await server.call("fail", {"why": "over HTTP"})
+    finally:
+        await server.close()
+
+
+@pytest.mark.server
+async def test_http_answers_are_bounded(http_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over HTTP too: a long result is cut; an answer over MAX_RESPONSE is read no further
+    (a ToolError), and the next call is answered."""
+    monkeypatch.setenv("MCP_TEST_TOKEN", TOKEN)
+    server = McpServer(
+        McpServerSpec(name="remote", url=http_url, headers={"Authorization": "Bearer $env:MCP_TEST_TOKEN"})
+    )
+    try:
+        long = await server.call("big", {"size": MAX_RESULT + 10})
+        assert long.endswith(f"[cut: the result has {MAX_RESULT + 10} bytes; the first {MAX_RESULT} are shown]")
+        with pytest.raises(
+            ToolError, match="the call of 'big' on MCP server 'remote' failed: the server's answer is over 8 MiB"
+        ):
+            await server.call("big", {"size": MAX_RESPONSE})
+        assert await server.call("add", {"a": 1, "b": 2}) == "3"
     finally:
         await server.close()
 
