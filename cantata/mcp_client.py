@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -38,13 +36,15 @@ from pydantic import ValidationError
 
 from cantata.errors import ToolError, get_logger
 from cantata.mcp_spec import McpServerSpec
+from cantata.mcp_stdio import MAX_MESSAGE, Child, stdio_transport
 
 log = get_logger("cantata.mcp")
 
-STOP_S = 10.0  # to stop a server: the SDK's own shutdown is bounded (stdin closed, SIGTERM, SIGKILL)
-LOG_LINE = 2000  # a longer stderr line is cut in the log
+STOP_S = 10.0  # to stop a server: its transport's shutdown is bounded (stdin closed, SIGTERM, SIGKILL)
 MAX_PAGES = 50  # of tools/list: a server whose listing never ends is not followed forever
 HTTP_READ_S = 300.0  # an HTTP read may wait this long (a call's own limit is its timeout_s)
+MAX_RESULT = 1 << 20  # bytes of a tool result a model reads; the rest is cut, saying so
+MAX_RESPONSE = MAX_MESSAGE  # bytes of one HTTP answer (a call's result), as of a stdio message
 
 
 @dataclass(eq=False)  # not frozen: the tool Protocol's attributes are plain (settable) ones
@@ -121,6 +121,10 @@ class McpServer:
             if exc.code != CONNECTION_CLOSED:
                 raise ToolError(f"{what} was refused: {exc.message}") from exc
             await self._drop(connection)
+            if connection.refusal is not None:  # Cantata cut it off
+                raise ToolError(
+                    f"{what} failed: {connection.refusal}; the server is started again on the next call"
+                ) from exc
             raise ToolError(
                 f"MCP server '{self.label}' stopped during the call of '{tool}': its outcome is unknown;"
                 " the server is started again on the next call"
@@ -200,10 +204,19 @@ def result_text(result: CallToolResult, tool: str) -> str:
             parts.append(f"[{block.type} ({block.mime_type}) not shown]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    text = "\n".join(parts)
+    text = _cut("\n".join(parts))
     if result.is_error:
         raise ToolError(f"the tool '{tool}' failed: {text or 'it gave no reason'}")
     return text
+
+
+def _cut(text: str) -> str:
+    """At most MAX_RESULT bytes of `text` (whole characters), and a note if it was longer."""
+    data = text.encode()
+    if len(data) <= MAX_RESULT:
+        return text
+    kept = data[:MAX_RESULT].decode(errors="ignore")
+    return f"{kept}\n[cut: the result has {len(data)} bytes; the first {MAX_RESULT} are shown]"
 
 
 def _reason(exc: BaseException) -> str:
@@ -250,6 +263,11 @@ class _Connection:
     def alive(self) -> bool:
         return self._owner.alive()
 
+    @property
+    def refusal(self) -> str | None:
+        """Why Cantata cut the server off (an oversized message or answer), if it did."""
+        return self._owner.refusal or self._owner.child.refusal
+
     async def close(self) -> None:
         await self._owner.stop()
 
@@ -266,30 +284,32 @@ class _Owner:
         self._ready: asyncio.Future[tuple[Client, list[Tool]]] = asyncio.get_running_loop().create_future()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._stderr: asyncio.Task[None] | None = None
+        self.child = Child()  # a stdio server's process
+        self.refusal: str | None = None  # why an HTTP server's answer was read no further
 
     async def start(self) -> tuple[Client, list[Tool]]:
         self._task = asyncio.create_task(self._hold(), name=f"mcp server {self.spec.label}")
         return await asyncio.shield(self._ready)
 
     def alive(self) -> bool:
+        """The holding task runs and, for a stdio server, so does its process (its pipes say
+        nothing: a server may close its stderr and live on)."""
         task_running = self._task is not None and not self._task.done()
-        return task_running and (self._stderr is None or not self._stderr.done())
+        return task_running and (self.spec.command is None or self.child.running())
 
     async def stop(self) -> None:
         self._stopping.set()
         if self._task is not None and not self._ready.done():
             self._task.cancel()  # still starting: nothing to wait for
-        for task in (self._task, self._stderr):
-            if task is None:
-                continue
-            try:
-                await asyncio.wait_for(task, STOP_S)
-            except TimeoutError:
-                log.warning("MCP server '%s' did not stop within %g s; left behind", self.spec.label, STOP_S)
-            except asyncio.CancelledError:
-                if not task.cancelled():
-                    raise  # our caller is cancelled, not the task
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(self._task, STOP_S)
+        except TimeoutError:
+            log.warning("MCP server '%s' did not stop within %g s; left behind", self.spec.label, STOP_S)
+        except asyncio.CancelledError:
+            if not self._task.cancelled():
+                raise  # our caller is cancelled, not the task
 
     async def _hold(self) -> None:
         try:
@@ -307,31 +327,66 @@ class _Owner:
             if not self._ready.done():
                 self._ready.cancel()
 
+    def _refuse(self, why: str) -> None:
+        self.refusal = why
+        log.warning("MCP server '%s': %s", self.spec.label, why)
+
     async def _transport(self, stack: AsyncExitStack) -> Any:
         """The SDK transport for the spec, its resources on `stack`."""
         spec = self.spec
         if spec.url is not None:
             timeout = httpx2.Timeout(spec.start_timeout_s, read=HTTP_READ_S)
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=spec.resolved_headers(), timeout=timeout))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(
+                    headers=spec.resolved_headers(), timeout=timeout, transport=_CappedTransport(self._refuse)
+                )
+            )
             return streamable_http_client(spec.url, http_client=http)
         assert spec.command is not None
-        read_fd, write_fd = os.pipe()
-        self._stderr = asyncio.create_task(_log_lines(spec.label, read_fd))
-        errlog = os.fdopen(write_fd, "w")
-        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=spec.child_env())
-        return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
+        return stdio_transport(spec.label, spec.command, list(spec.args), spec.child_env(), self.child)
 
 
-@asynccontextmanager
-async def _closing_after_spawn(transport: Any, errlog: IO[str]) -> AsyncIterator[Any]:
-    """The stdio transport, with Cantata's end of the stderr pipe closed once the child has
-    its own: the log reader then sees the pipe's end when the server exits."""
-    try:
-        async with transport as streams:
-            errlog.close()
-            yield streams
-    finally:
-        errlog.close()
+class ResponseTooLarge(Exception):
+    """An HTTP server's answer over MAX_RESPONSE bytes (read no further)."""
+
+
+class _CappedTransport(httpx2.AsyncBaseTransport):
+    """httpx2's own transport, with each answer to a POST (a request, a call's result among
+    them) read no further than MAX_RESPONSE bytes, so that a hostile server cannot fill
+    Cantata's memory. The GET stream of a server's notifications lives long and is not cut."""
+
+    def __init__(self, refuse: Callable[[str], None]) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._refuse = refuse  # told why, before the SDK sees the connection end
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.method == "POST":
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            response.stream = _CappedStream(response.stream, self._refuse)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, refuse: Callable[[str], None]) -> None:
+        self._inner = inner
+        self._refuse = refuse
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._inner:
+            read += len(chunk)
+            if read > MAX_RESPONSE:
+                why = f"the server's answer is over {MAX_RESPONSE >> 20} MiB, and was read no further"
+                self._refuse(why)
+                raise ResponseTooLarge(why)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 async def _list_tools(client: Client) -> list[Tool]:
@@ -344,28 +399,3 @@ async def _list_tools(client: Client) -> list[Tool]:
         if cursor is None:
             break
     return tools
-
-
-async def _log_lines(label: str, read_fd: int) -> None:
-    """Each line the server writes on stderr, to the log; ends at the pipe's end."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    pipe = os.fdopen(read_fd, "rb", buffering=0)
-    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-
-    def emit(line: bytes) -> None:
-        log.info("MCP server '%s' stderr: %s", label, line.decode("utf-8", "replace").rstrip()[:LOG_LINE])
-
-    try:
-        pending = b""
-        while chunk := await reader.read(1 << 16):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                emit(line)
-            if len(pending) > LOG_LINE:
-                emit(pending)
-                pending = b""
-        if pending:
-            emit(pending)
-    finally:
-        transport.close()

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from opentelemetry import context as trace_context
 from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from cantata.mcp_server import mcp_server
 from cantata.server.auth import Auth
@@ -30,15 +31,7 @@ from cantata.server.service import Service
 
 PATH = "/mcp"
 PRINCIPAL = "cantata.principal"  # the caller, in the request's ASGI scope, for the tool handlers
-
-# An open server (loopback, no keys) would otherwise answer a web page that rebinds its own
-# name to 127.0.0.1: only loopback names may be the Host (the SDK's own rule for loopback).
-LOOPBACK = ["127.0.0.1", "localhost", "[::1]"]
-LOOPBACK_ONLY = TransportSecuritySettings(
-    enable_dns_rebinding_protection=True,
-    allowed_hosts=[*LOOPBACK, *(f"{host}:*" for host in LOOPBACK)],
-    allowed_origins=[f"http://{host}:*" for host in LOOPBACK] + [f"http://{host}" for host in LOOPBACK],
-)
+TRACE = "cantata.trace"  # the request's trace context (its span), there too
 
 
 class Endpoint:
@@ -54,18 +47,46 @@ class Endpoint:
             await error_response(exc.status, exc.message, exc.code)(scope, receive, send)
             return
         scope[PRINCIPAL] = principal
+        # The SDK runs the call in a task of its session manager's, outside this request's context.
+        scope[TRACE] = trace_context.get_current()
         manager: StreamableHTTPSessionManager = state.mcp
-        await manager.handle_request(scope, receive, send)
+        await manager.handle_request(scope, receive, _ErrorShape(scope, receive, send))
+
+
+class _ErrorShape:
+    """`send`, except that a refusal the SDK's transport answers in plain text (a bad
+    Content-Type, a body over its limit) leaves in the server's one JSON error shape, its
+    text the message. Its JSON answers (JSON-RPC errors among them) pass as they are."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.scope, self.receive, self.send = scope, receive, send
+        self._refusal: int | None = None  # the status of a refusal being held back
+        self._text = b""
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400 and not _json(message):
+            self._refusal = message["status"]
+            return
+        if self._refusal is None or message["type"] != "http.response.body":
+            await self.send(message)
+            return
+        self._text += message.get("body", b"")
+        if not message.get("more_body", False):
+            said = self._text.decode("utf-8", "replace").strip() or HTTPStatus(self._refusal).phrase
+            await error_response(self._refusal, said)(self.scope, self.receive, self.send)
+
+
+def _json(start: Message) -> bool:
+    content_type = Headers(raw=start.get("headers", [])).get("content-type", "")
+    return content_type.startswith("application/json")
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: Service = app.state.service
-    auth: Auth = app.state.auth
-    server = mcp_server(service, principal_of=_caller)
-    manager = StreamableHTTPSessionManager(
-        app=server, stateless=True, json_response=True, security_settings=LOOPBACK_ONLY if auth.loopback else None
-    )
+    server = mcp_server(service, principal_of=_caller, trace_of=_request_trace)
+    # No security_settings: an open server's Host and Origin are checked for every route (rebinding.py).
+    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
     app.state.mcp = manager
     async with manager.run():
         yield
@@ -76,6 +97,12 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
     assert ctx.request is not None  # on HTTP, always
     principal: Principal = ctx.request.scope[PRINCIPAL]
     return principal
+
+
+def _request_trace(ctx: ServerRequestContext[Any, Any]) -> trace_context.Context | None:
+    assert ctx.request is not None
+    found: trace_context.Context | None = ctx.request.scope.get(TRACE)
+    return found
 
 
 router = APIRouter(lifespan=lifespan)

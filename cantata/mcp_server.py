@@ -27,6 +27,7 @@ from mcp_types import (
     Tool,
     ToolAnnotations,
 )
+from opentelemetry import context as trace_context
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cantata import __version__
@@ -46,6 +47,8 @@ AGENT_TOOL = "agent-"
 MAX_MESSAGE = 1 << 20  # characters, as the server's body limit (1 MiB) bounds a chat message
 
 PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Principal]
+# The trace context a call's turn starts in (over HTTP, the request's span), None for the current.
+TraceOf = Callable[[ServerRequestContext[Any, Any]], trace_context.Context | None]
 
 
 class TurnInput(BaseModel):
@@ -88,9 +91,10 @@ class CantataTools:
     deployed agent as `agent-NAME`. Deployed agents are read from the store at each listing
     and call, so that an agent deployed or rolled back meanwhile is the one that answers."""
 
-    def __init__(self, service: Service, principal_of: PrincipalOf) -> None:
+    def __init__(self, service: Service, principal_of: PrincipalOf, trace_of: TraceOf) -> None:
         self.service = service
         self.principal_of = principal_of
+        self.trace_of = trace_of
         self._loaded: dict[Path, Pipeline] = {}  # a deployed version's files never change
 
     async def list_tools(
@@ -113,6 +117,10 @@ class CantataTools:
             asked = TurnInput.model_validate(params.arguments or {})
         except ValidationError as exc:
             return _error(f"arguments: {_first_problem(exc)}")
+        parent = self.trace_of(ctx)
+        # The turn's task copies the context it is started in: the SDK's tools/call span is
+        # current here, but one trace should go from the HTTP request to the turn.
+        attached = trace_context.attach(parent) if parent is not None else None
         try:
             handle = await self.service.start_turn(
                 self.principal_of(ctx),
@@ -125,6 +133,14 @@ class CantataTools:
             result = await self.service.wait(handle)
         except CantataError as exc:  # the HTTPErrors of the Service, the runtime's own
             return _error(exc.message)
+        except Exception as exc:  # noqa: BLE001 (a bug): the SDK would put its text in the trace
+            log.exception("the MCP call of '%s' failed", params.name)  # the log handler scrubs secrets
+            return _error(
+                f"the turn could not run: an internal error ({type(exc).__name__}); the server's log has more"
+            )
+        finally:
+            if attached is not None:
+                trace_context.detach(attached)
         return _answer(result)
 
     async def _pipeline(self, name: str) -> Pipeline:
@@ -186,10 +202,10 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}"
 
 
-def mcp_server(service: Service, principal_of: PrincipalOf) -> Server[Any]:
+def mcp_server(service: Service, principal_of: PrincipalOf, trace_of: TraceOf = lambda ctx: None) -> Server[Any]:
     """The MCP server (the SDK's low-level one: the tools are Cantata's pipelines, listed as
     they are, not functions to decorate)."""
-    tools = CantataTools(service, principal_of)
+    tools = CantataTools(service, principal_of, trace_of)
     return Server(
         "cantata",
         version=__version__,

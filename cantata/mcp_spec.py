@@ -79,8 +79,13 @@ class McpServerSpec(BaseModel):
         return (self.include is None or tool in self.include) and tool not in self.exclude
 
     def child_env(self) -> dict[str, str]:
-        """The named variables that are set, for the server's process."""
-        return {name: os.environ[name] for name in self.env if name in os.environ}
+        """The named variables that are set, for the server's process. Each value is a secret
+        from now on, as a header's is: a variable is named here to hand the server a token, and
+        a server that echoes it (on stderr, in a message) must not get it into the log."""
+        found = {name: os.environ[name] for name in self.env if name in os.environ}
+        for value in found.values():
+            register_secret(value)
+        return found
 
     def resolved_headers(self) -> dict[str, str]:
         """The headers with `$env:NAME` replaced; each value so read is a secret from now on

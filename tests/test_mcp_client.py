@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -20,8 +21,9 @@ import pytest
 import pytest_asyncio
 
 from cantata.errors import ToolError, register_secret
-from cantata.mcp_client import McpServer, McpServers
+from cantata.mcp_client import MAX_RESPONSE, MAX_RESULT, McpServer, McpServers, _Owner
 from cantata.mcp_spec import McpServerSpec
+from cantata.mcp_stdio import MAX_MESSAGE
 from tests.helpers.mcp_servers import http_server, stdio_command
 from tests.helpers.servers import _running, free_port, http_handler_server
 
@@ -57,7 +59,7 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 async def test_stdio_tools_have_the_shape_of_every_tool_and_answer(server: McpServer) -> None:
     tools = {tool.name: tool for tool in await server.tools()}
-    assert {"add", "echo", "wipe", "env", "noisy", "crash", "hang", "garbage", "fail", "pid"} <= set(tools)
+    assert {"add", "echo", "wipe", "env", "noisy", "crash", "hang", "garbage", "fail", "big", "pid"} <= set(tools)
     add = tools["add"]
     assert add.description == "Add two whole numbers."
     assert add.parameters["type"] == "object" and set(add.parameters["required"]) == {"a", "b"}
@@ -145,6 +147,23 @@ async def test_a_hanging_call_times_out_and_the_server_still_answers(server: Mcp
     assert await server.call("echo", {"text": "still here"}) == "still here"
 
 
+async def test_a_long_result_is_cut_and_a_message_too_large_stops_the_server(server: McpServer) -> None:
+    """What a hostile server sends is bounded: a result over MAX_RESULT reaches the model cut,
+    saying so; a message over MAX_MESSAGE is not read whole, the server is stopped (a
+    ToolError) and started again on the next call."""
+    long = await server.call("big", {"size": MAX_RESULT + 5000})
+    assert len(long.encode()) < MAX_RESULT + 200
+    assert long.endswith(f"[cut: the result has {MAX_RESULT + 5000} bytes; the first {MAX_RESULT} are shown]")
+    before = await server.call("pid", {})
+    with pytest.raises(
+        ToolError,
+        match=r"the call of 'big' on MCP server 'tools' failed: the server sent a message over 8 MiB, and was stopped",
+    ):
+        await server.call("big", {"size": MAX_MESSAGE + 1})
+    after = await server.call("pid", {})
+    assert after != before and not _running(int(before))
+
+
 async def test_garbage_instead_of_a_result_is_a_tool_error() -> None:
     server = stdio("garbling", name="liar")
     try:
@@ -204,6 +223,26 @@ async def test_http_lists_and_calls_with_a_header_from_the_environment(
 
 
 @pytest.mark.server
+async def test_http_answers_are_bounded(http_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over HTTP too: a long result is cut; an answer over MAX_RESPONSE is read no further
+    (a ToolError), and the next call is answered."""
+    monkeypatch.setenv("MCP_TEST_TOKEN", TOKEN)
+    server = McpServer(
+        McpServerSpec(name="remote", url=http_url, headers={"Authorization": "Bearer $env:MCP_TEST_TOKEN"})
+    )
+    try:
+        long = await server.call("big", {"size": MAX_RESULT + 10})
+        assert long.endswith(f"[cut: the result has {MAX_RESULT + 10} bytes; the first {MAX_RESULT} are shown]")
+        with pytest.raises(
+            ToolError, match="the call of 'big' on MCP server 'remote' failed: the server's answer is over 8 MiB"
+        ):
+            await server.call("big", {"size": MAX_RESPONSE})
+        assert await server.call("add", {"a": 1, "b": 2}) == "3"
+    finally:
+        await server.close()
+
+
+@pytest.mark.server
 async def test_http_without_its_variable_or_with_a_wrong_key_does_not_start(
     http_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -247,3 +286,68 @@ async def test_http_that_is_not_mcp_or_refuses_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match="MCP server 'gone' could not start"):
         await refused.tools()
     await refused.close()
+
+
+async def test_the_values_of_its_variables_are_secrets(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that echoes a token it was given on stderr (or that fails to start saying it)
+    never gets it into the log in clear."""
+    token = "ghp-mcp-env-token-7d3e1b"
+    monkeypatch.setenv("MCP_TEST_ENV_TOKEN", token)
+    caplog.set_level(logging.INFO, logger="cantata.mcp")
+    spec = McpServerSpec(
+        name="leaky",
+        command="sh",
+        args=["-c", "echo using token $MCP_TEST_ENV_TOKEN >&2; exit 1"],
+        env=["MCP_TEST_ENV_TOKEN"],
+        start_timeout_s=5,
+    )
+    server = McpServer(spec)
+    try:
+        with pytest.raises(ToolError, match="MCP server 'leaky' could not start") as failed:
+            await server.tools()
+        for _ in range(200):
+            lines = [r.getMessage() for r in caplog.records if "using token" in r.getMessage()]
+            if lines:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await server.close()
+    assert lines == ["MCP server 'leaky' stderr: using token ***"]
+    assert token not in str(failed.value)
+
+
+async def test_no_pipe_is_left_open_by_a_start_that_ends_early() -> None:
+    """A start cancelled before its transport is entered, or failing at the spawn, leaves no
+    pipe open (the stderr pipe is made inside the transport, and closed there)."""
+
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    owner = _Owner(McpServerSpec(**stdio_command()))
+    async with AsyncExitStack() as stack:
+        transport = await owner._transport(stack)  # noqa: F841 (held, as the SDK's Client holds it)
+    assert open_fds() <= before
+    missing = McpServer(McpServerSpec(command="/nonexistent/mcp-server"))
+    with pytest.raises(ToolError, match="could not start"):
+        await missing.tools()
+    await missing.close()
+    assert open_fds() <= before
+
+
+async def test_a_server_that_closes_its_stderr_is_not_taken_for_dead() -> None:
+    """Whether a server still runs is its process's to say, not its stderr's: one that
+    closes it at start (as a daemon-style wrapper may) is started once, not at every call."""
+    command = stdio_command()
+    server = McpServer(
+        McpServerSpec(
+            name="quiet", command="sh", args=["-c", 'exec 2>&-; exec "$0" "$@"', command["command"], *command["args"]]
+        )
+    )
+    try:
+        pids = [await server.call("pid", {}) for _ in range(3)]
+    finally:
+        await server.close()
+    assert len(set(pids)) == 1 and not _running(int(pids[0]))

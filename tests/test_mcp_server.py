@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx2
@@ -22,26 +20,14 @@ from cantata.config import load_config
 from cantata.factory import registry
 from cantata.runtime import Cantata
 from tests.helpers.pipelines import WriteFile, scripted_config
-from tests.helpers.server_app import client, make_app, new_key, running
+from tests.helpers.server_app import ROOT, client, make_app, mcp_over, new_key, running
 from tests.helpers.servers import CantataServer
-
-ROOT = "http://127.0.0.1:8000"  # /mcp on a loopback server takes only loopback names as Host
 
 
 @pytest.fixture
 def config(write: WriteFile) -> Path:
     # A model's size in its name: coaching's coach then writes its early reply.
     return scripted_config(write, fast={"latency_s": 0.01, "tokens_per_s": 1000, "model": "scripted-8B"})
-
-
-@asynccontextmanager
-async def mcp_over(app: object, key: str | None) -> AsyncIterator[Client]:
-    """The SDK's client on the app's /mcp, in process."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    transport = httpx2.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx2.AsyncClient(transport=transport, base_url=ROOT, headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(f"{ROOT}/mcp", http_client=http)) as mcp:
-            yield mcp
 
 
 def text(result: CallToolResult) -> str:
@@ -175,3 +161,18 @@ async def test_mcp_on_cantata_serve_with_a_key(config: Path, home: Path, tmp_pat
                 result = await mcp.call_tool("coaching", {"message": "I keep putting off the gym."})
     assert "coaching" in names
     assert not result.is_error and result.structured_content["merged"] == text(result)
+
+
+async def test_the_transports_refusals_are_in_the_one_error_shape(config: Path, home: Path) -> None:
+    """What the SDK's transport refuses before MCP is spoken (a body that is not JSON by its
+    Content-Type) leaves in the server's one JSON error shape, as every other error does;
+    its JSON-RPC answers (a parse error) stay JSON-RPC."""
+    async with running(make_app(config, home)) as app, client(app) as http:
+        accept = {"Accept": "application/json, text/event-stream"}
+        text = await http.post("/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"})
+        garbled = await http.post("/mcp", content=b"{not json", headers={**accept, "Content-Type": "application/json"})
+    assert text.status_code == 400 and text.headers["content-type"] == "application/json"
+    assert text.json() == {
+        "error": {"message": "Invalid Content-Type header", "type": "invalid_request_error", "code": None}
+    }
+    assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700  # JSON-RPC's parse error

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -119,32 +121,46 @@ def _stub(directory: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(tmp_path: Path) -> None:
-    """The script as a node runs it, with ray, python3, vllm and curl stood in by recorders."""
+def _launch_script(tmp_path: Path, gpus_seen: str) -> tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]:
+    """The multi-node script, with ray, vllm and curl stood in by recorders (and no python3
+    on its PATH: a node's may lack ray); `ray status` reports the cluster's GPUs as the shell
+    snippet `gpus_seen` says, given the number of times it was asked ($N). Returns the file
+    the calls are recorded in, and a function that runs the script as a node."""
     result = run(*BIG, "--hardware", "2x8xa100-40", "--emit", "vllm")
     assert result.exit_code == 0, result.output
     (tmp_path / "launch.sh").write_text(result.stdout)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls"
-    _stub(bin_dir, "ray", f'echo "$CUDA_VISIBLE_DEVICES ray $*" >> {calls}\n')
-    # The cluster has node0's 8 GPUs at the first look and all 16 at the second.
     _stub(
         bin_dir,
-        "python3",
-        f'echo "python3 ray gpus" >> {calls}\necho "connecting to the cluster"\n'
-        f'if [ "$(grep -c python3 {calls})" -ge 2 ]; then echo 16; else echo 8; fi\n',
+        "ray",
+        f'if [ "$1" != status ]; then echo "$CUDA_VISIBLE_DEVICES ray $*" >> {calls}; exit 0; fi\n'
+        f'echo "ray status" >> {calls}; N=$(grep -c "ray status" {calls}); GPUS=$({gpus_seen})\n'
+        # The shape of `ray status`: the cluster's totals under Resources / Usage.
+        "printf '%s\\n' '======== Autoscaler status ========' 'Resources' '-----' 'Usage:'"
+        ' " 0.0/96.0 CPU" " 0.0/$GPUS.0 GPU" " 0B/1.2TiB memory" "Demands:" " (no resource demands)"\n',
     )
     _stub(bin_dir, "vllm", f'echo "${{CUDA_VISIBLE_DEVICES:-all}} vllm $*" >> {calls}\n')
     # The server "answers" once it was started.
     _stub(bin_dir, "curl", f"for i in $(seq 100); do grep -q vllm {calls} && exit 0; sleep 0.1; done; exit 1\n")
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    for tool in ("sh", "grep", "sed", "head", "cat", "mkdir", "date", "sleep", "seq", "printf", "tail", "cut"):
+        found = shutil.which(tool)
+        if found is not None:
+            (bin_dir / tool).symlink_to(found)
+    env = {**os.environ, "PATH": str(bin_dir)}
 
-    def node(name: str) -> subprocess.CompletedProcess[str]:
+    def node(name: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["sh", "launch.sh", name], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+            ["sh", "launch.sh", name], cwd=tmp_path, env={**env, **extra}, capture_output=True, text=True, timeout=60
         )
 
+    return calls, node
+
+
+def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(tmp_path: Path) -> None:
+    # The cluster has node0's 8 GPUs at the first look and all 16 at the second.
+    calls, node = _launch_script(tmp_path, 'if [ "$N" -ge 2 ]; then echo 16; else echo 8; fi')
     worker = node("node1")
     assert worker.returncode == 0, worker.stderr
     assert "node1 joined the Ray cluster at node0:6379" in worker.stdout
@@ -153,12 +169,25 @@ def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(
     head = node("node0")
     assert head.returncode == 0, head.stderr
     lines = calls.read_text().splitlines()
-    assert lines[:3] == ["0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8", *["python3 ray gpus"] * 2]
+    assert lines[:3] == ["0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8", *["ray status"] * 2]
     assert "the Ray cluster has 8 GPUs of 16" in head.stderr
     (serve,) = lines[3:]
     assert serve.startswith("all vllm serve Qwen/Qwen3-235B-A22B ")
     assert "--pipeline-parallel-size 2" in serve and "--distributed-executor-backend ray" in serve
     assert (tmp_path / "cantata-instances.yaml").exists()
+
+
+def test_the_head_waits_for_the_other_nodes_only_until_its_deadline(tmp_path: Path) -> None:
+    """A node that never joins: the head stops after RAY_WAIT_S, saying what it waited for
+    and what to do, and starts no server."""
+    calls, node = _launch_script(tmp_path, "echo 8")
+    head = node("node0", RAY_WAIT_S="0")
+    assert head.returncode == 1
+    assert head.stderr.splitlines()[-1] == (
+        "the Ray cluster did not reach 16 GPUs within 0 s (it has 8): run this script on the other nodes"
+        " (see `ray status`), or wait longer with RAY_WAIT_S=SECONDS"
+    )
+    assert "vllm" not in calls.read_text()
 
 
 def test_inter_node_hops_cost_latency_and_activations_per_step() -> None:

@@ -8,6 +8,7 @@ import posixpath
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -28,6 +29,46 @@ async def test_open_mode_on_loopback_is_one_local_admin(config: Path, home: Path
     async with running(make_app(config, home)) as app, client(app) as c:
         who = (await c.get("/api/whoami")).json()
     assert who == {"user": "local", "admin": True, "auth": "open"}
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/sessions", "/mcp"])
+async def test_an_open_server_answers_only_loopback_names_and_pages(config: Path, home: Path, path: str) -> None:
+    """A web page that rebinds its own name to 127.0.0.1 (Host: evil.example), or any other
+    site's page (Origin), gets nothing from an open server, on every route: 421 and 403 in the
+    one error shape. Its own names and pages (the dashboard's Origin) are answered."""
+    body = chat_body("hi") if path == "/v1/chat/completions" else {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    method = "GET" if path == "/api/sessions" else "POST"
+    accept = {"Accept": "application/json, text/event-stream"}
+
+    async def ask(c: httpx.AsyncClient, **headers: str) -> httpx.Response:
+        return await c.request(method, path, json=body if method == "POST" else None, headers={**accept, **headers})
+
+    async with running(make_app(config, home)) as app, client(app) as c:
+        rebound = await ask(c, Host="evil.example:8000")
+        foreign = await ask(c, Origin="http://evil.example")
+        sandboxed = await ask(c, Origin="null")
+        answered = [
+            await ask(c, Host="localhost:8000", Origin="http://localhost:8000"),
+            await ask(c, Host="[::1]:8000"),
+            await ask(c, Host="127.0.0.1", Origin="https://127.0.0.1:8443"),
+        ]
+    assert rebound.status_code == 421 and rebound.json()["error"] == {
+        "message": "the Host 'evil.example:8000' is not a loopback name: an open server answers only those",
+        "type": "invalid_request_error",
+        "code": "misdirected_request",
+    }
+    assert foreign.status_code == sandboxed.status_code == 403
+    assert foreign.json()["error"]["code"] == sandboxed.json()["error"]["code"] == "foreign_origin"
+    assert [r.status_code for r in answered] == [200] * 3, [r.text for r in answered]
+
+
+async def test_with_keys_any_host_is_answered(config: Path, home: Path) -> None:
+    """Keys in force: a rebinding page has no key, so the name asked for is not checked (a
+    loopback server behind a reverse proxy keeps working)."""
+    key = await new_key(home, "ann")
+    async with running(make_app(config, home)) as app, client(app, key) as c:
+        proxied = await c.get("/api/sessions", headers={"Host": "cantata.example.org", "Origin": "https://app.example"})
+    assert proxied.status_code == 200
 
 
 async def test_non_loopback_without_keys_is_refused_at_start(config: Path, home: Path) -> None:
@@ -315,7 +356,8 @@ async def test_the_document_declares_the_real_error_body_and_the_bearer_scheme(c
     for status in ("401", "404", "422"):
         assert turn["responses"][status]["content"]["application/json"]["schema"] == error, status
     chat = schema["paths"]["/v1/chat/completions"]["post"]["responses"]
-    assert {"400", "401", "404", "409", "413", "422", "503"} <= set(chat)
+    assert {"400", "401", "403", "404", "409", "413", "421", "422", "503"} <= set(chat)
+    assert {"403", "421"} <= set(schema["paths"]["/healthz"]["get"]["responses"])  # an open server's refusals
     assert "security" not in schema["paths"]["/healthz"]["get"]
 
 

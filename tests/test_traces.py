@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp_types import TextContent
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -28,7 +29,7 @@ from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 from tests.helpers.pipelines import WriteFile, scripted_config
-from tests.helpers.server_app import chat_body, client, make_app, running
+from tests.helpers.server_app import chat_body, client, make_app, mcp_over, running
 from tests.helpers.servers import CantataServer, LlamaServer
 from tests.helpers.traces import SpanView, Trace, check_turn_tree, from_sdk, otlp_receiver
 
@@ -329,3 +330,50 @@ async def test_a_tool_loop_traces_each_call_under_its_agent_between_its_model_ca
     add = spans.one("execute_tool add")
     assert add.attributes["gen_ai.tool.call.id"] == "call_1_0" and add.attributes["cantata.tool.result_bytes"] == 1
     assert spans.named("execute_tool nope") == []  # a tool the agent does not have is never called
+
+
+def mcp_sdk_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MCP SDK's own spans (of each MCP request) into the test's exporter too: the SDK
+    takes OpenTelemetry's global provider, which a test cannot set more than once."""
+    provider = telemetry.provider()
+    assert provider is not None
+    monkeypatch.setattr("mcp.shared._otel._tracer", provider.get_tracer("mcp-python-sdk"))
+
+
+async def test_an_mcp_call_that_fails_unexpectedly_leaves_no_text_in_its_spans(
+    config: Path, home: Path, exported: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception that is no CantataError leaving the tool (here, one from the service that
+    quotes the message) becomes a one-line error result, not the SDK's span event and status
+    with its text."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"something broke while reading {MESSAGE!r}")
+
+    mcp_sdk_spans(monkeypatch)
+    async with running(make_app(config, home)) as app, mcp_over(app) as mcp:
+        monkeypatch.setattr(app.state.service, "start_turn", broken)
+        result = await mcp.call_tool("example", {"message": MESSAGE})
+    assert result.is_error
+    said = "".join(block.text for block in result.content if isinstance(block, TextContent))
+    assert said == "the turn could not run: an internal error (RuntimeError); the server's log has more"
+    spans = finished(exported)
+    assert spans.named("tools/call example") and MESSAGE not in spans.texts()
+
+
+async def test_a_turn_started_through_mcp_is_under_the_http_request(
+    config: Path, home: Path, exported: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One trace from POST /mcp to the turn and its agents, not the turn under the SDK's
+    tools/call span alone (whose parent is the MCP client's, in another trace)."""
+    mcp_sdk_spans(monkeypatch)
+    async with running(make_app(config, home)) as app, mcp_over(app) as mcp:
+        result = await mcp.call_tool("example", {"message": MESSAGE})
+    assert not result.is_error and result.structured_content is not None
+    spans = finished(exported)
+    turn = spans.one("invoke_workflow ")
+    request = next(s for s in spans.named("POST /mcp") if s.trace_id == turn.trace_id)
+    assert request.kind == "SERVER" and request in spans.ancestors(turn)
+    assert request.attributes["cantata.turn.id"] == turn.attributes["cantata.turn.id"]
+    assert request.attributes["cantata.turn.id"] == result.structured_content["turn_id"]
+    assert MESSAGE not in spans.texts()

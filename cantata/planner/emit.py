@@ -17,6 +17,7 @@ CONFIG_FILE = "cantata-instances.yaml"
 SCRIPT_FILE = "vllm-launch.sh"
 # Ray's default GCS port, where the other nodes join the head (vLLM's multi-node example).
 RAY_PORT = 6379
+RAY_WAIT_S = 900  # how long the head waits for the other nodes to join, unless RAY_WAIT_S says
 
 
 def instances_config(plan: Plan, hosts: dict[str, str] | None = None) -> InstancesConfig:
@@ -226,13 +227,22 @@ def emit_vllm(plan: Plan) -> str:
     if ray is not None:
         lines += [
             "",
-            "# GPUS: wait until the Ray cluster holds that many GPUs (every node has joined).",
+            "# GPUS: wait until the Ray cluster holds that many GPUs (every node has joined), for",
+            f"# at most RAY_WAIT_S seconds (default {RAY_WAIT_S}).",
             "wait_ray_gpus() {",
+            "  deadline=$(( $(date +%s) + ${RAY_WAIT_S:-" + str(RAY_WAIT_S) + "} ))",
             "  while :; do",
-            # The count is the last line printed; anything but a number counts as none yet.
-            '    have=$(python3 -c \'import ray; ray.init(address="auto"); '
-            'print(int(ray.cluster_resources().get("GPU", 0)))\' 2> /dev/null | tail -n 1)',
+            # `ray status` itself, not a python3 from PATH that may lack ray: its cluster totals
+            # under Usage read " 0.0/16.0 GPU"; no such line (no cluster yet) counts as none.
+            "    have=$(ray status 2> /dev/null | sed -n 's|^ *[0-9.]*/\\([0-9]*\\)[.0-9]* GPU$|\\1|p' | head -n 1)",
             '    if [ "${have:-0}" -ge "$1" ] 2> /dev/null; then return 0; fi',
+            '    if [ "$(date +%s)" -ge "$deadline" ]; then',
+            '      echo "the Ray cluster did not reach $1 GPUs within ${RAY_WAIT_S:-'
+            + str(RAY_WAIT_S)
+            + "} s (it has ${have:-none}): run this script on the other nodes (see \\`ray status\\`),"
+            ' or wait longer with RAY_WAIT_S=SECONDS" >&2',
+            "      exit 1",
+            "    fi",
             '    echo "the Ray cluster has ${have:-no} GPUs of $1: run this script on the other nodes" >&2',
             "    sleep 5",
             "  done",

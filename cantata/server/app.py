@@ -31,6 +31,7 @@ from cantata.server.keys import KeyRing
 from cantata.server.logs import AccessLog, LogFormat, configure_logging, log_failed_agent
 from cantata.server.openapi import complete_openapi
 from cantata.server.protocol import Health
+from cantata.server.rebinding import LoopbackOnly
 from cantata.server.routes import api, events, openai
 from cantata.server.service import Service
 from cantata.store import open_store
@@ -157,6 +158,7 @@ def create_app(
     install_error_handlers(app)
 
     app.add_middleware(BodyLimit, max_body=max_body)
+    app.add_middleware(LoopbackOnly)  # before the body is read: a refused request's is not wanted
     app.add_middleware(AccessLog)  # outermost: a body refused with 413 is logged too
 
     app.include_router(openai.router)

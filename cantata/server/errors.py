@@ -27,6 +27,7 @@ _TYPES = {
     404: "not_found_error",
     409: "conflict_error",
     413: "invalid_request_error",
+    421: "invalid_request_error",
     422: "invalid_request_error",
     429: "rate_limit_error",
     503: "service_unavailable_error",
@@ -37,13 +38,14 @@ _TYPES = {
 MEANINGS = {
     400: "A parameter or the body is wrong in a way its schema cannot say (the message says what).",
     401: "With API keys in force: no key, a malformed Authorization header, or an unknown or revoked key.",
-    403: "The route needs an admin key.",
+    403: "The route needs an admin key; or, on an open server, the request comes from another site's page (Origin).",
     404: "No such resource, or one the key may not see.",
     409: (
         "The session is busy with a turn (X-Cantata-Busy: reject) or one waiting for an approval, or belongs"
         " to another pipeline; or the approval was decided already."
     ),
     413: "The request body is over the server's limit.",
+    421: "On an open server (loopback, no API keys), the Host is not a loopback name (DNS rebinding).",
     422: "A parameter or the body does not match its schema.",
     502: "A model instance answered with an error.",
     503: "A model instance does not answer, or generated code cannot be sandboxed here.",

@@ -4,6 +4,7 @@ FastAPI documents a 422 in its own `detail` shape, which this server never sends
 is an `ErrorResponse`, errors.py), and knows nothing of the statuses that dependencies and the
 middleware answer. Here, for every operation: the 422's body is the real one; a 401 wherever
 a key is asked for (the bearer scheme, auth.py); a 413 wherever a body is read (BodyLimit);
+an open server's 421 and 403 everywhere (rebinding.py);
 optional parameters that are left out rather than null; and the stream's chunk model, which no route returns as JSON, joins the schemas. Statuses
 that one route answers (404, 409, ...) are declared on the route itself (`error_responses`)."""
 
@@ -60,7 +61,7 @@ def _complete(operation: dict[str, Any]) -> None:
     for parameter in operation.get("parameters", []):
         _not_null(parameter)
     responses = operation.setdefault("responses", {})
-    statuses = {"422"} & set(responses)
+    statuses = {"403", "421"} | ({"422"} & set(responses))
     if operation.get("security"):
         statuses.add("401")
     if "requestBody" in operation:

@@ -12,7 +12,7 @@ environment it names).
 
 Tools: add, echo (read-only), wipe (destructive), env (what the server's environment holds),
 noisy (writes on stderr), crash (the process exits mid-call), hang (never answers), garbage
-(see `garbling`), fail (an error result), pid.
+(see `garbling`), fail (an error result), big (as many bytes as asked for), pid.
 """
 
 from __future__ import annotations
@@ -104,6 +104,11 @@ def build() -> MCPServer:
     def fail(why: str) -> str:
         """Always fails, saying why."""
         raise ToolError(why)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def big(size: int) -> str:
+        """A text of `size` bytes (a server that answers too much)."""
+        return "x" * size
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def pid() -> str:

@@ -7,13 +7,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import httpx2
 from fastapi import FastAPI
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from cantata.applications import forgetters, routers
 from cantata.config import load_config
 from cantata.server import create_app
 from cantata.server.keys import KeyRing
 from cantata.store import open_store
+
+ROOT = "http://127.0.0.1:8000"  # an open loopback server takes only loopback names as Host
 
 
 @asynccontextmanager
@@ -25,9 +30,17 @@ async def running(app: FastAPI) -> AsyncIterator[FastAPI]:
 
 def client(app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://cantata.test", headers=headers, timeout=30
-    )
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ROOT, headers=headers, timeout=30)
+
+
+@asynccontextmanager
+async def mcp_over(app: object, key: str | None = None) -> AsyncIterator[Client]:
+    """The MCP SDK's client on the app's /mcp, in process."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    transport = httpx2.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with httpx2.AsyncClient(transport=transport, base_url=ROOT, headers=headers, timeout=60) as http:
+        async with Client(streamable_http_client(f"{ROOT}/mcp", http_client=http)) as mcp:
+            yield mcp
 
 
 def make_app(config: Path, home: Path, **options: object) -> FastAPI:

@@ -39,6 +39,7 @@ class SpanView:
     error: bool
     status_text: str  # the status's description, empty if none
     resource: dict[str, Any]
+    events: tuple[str, ...] = ()  # each event's name and attributes (an exception's message, say)
 
 
 def from_sdk(span: ReadableSpan) -> SpanView:
@@ -54,6 +55,7 @@ def from_sdk(span: ReadableSpan) -> SpanView:
         error=span.status.status_code.name == "ERROR",
         status_text=span.status.description or "",
         resource=dict(span.resource.attributes),
+        events=tuple(f"{e.name} {dict(e.attributes or {})}" for e in span.events),
     )
 
 
@@ -81,6 +83,9 @@ def from_proto(request: ExportTraceServiceRequest) -> list[SpanView]:
                         error=span.status.code == span.status.STATUS_CODE_ERROR,
                         status_text=span.status.message,
                         resource=resource,
+                        events=tuple(
+                            f"{e.name} { {a.key: _value(a.value) for a in e.attributes} }" for e in span.events
+                        ),
                     )
                 )
     return views
@@ -117,7 +122,7 @@ class Trace:
 
     def texts(self) -> str:
         """Everything recorded on the spans, to look for text that must not be there."""
-        return "\n".join(str(v) for s in self.spans for v in [*s.attributes.values(), s.status_text])
+        return "\n".join(str(v) for s in self.spans for v in [*s.attributes.values(), s.status_text, *s.events])
 
 
 def check_turn_tree(trace: Trace, agents: dict[str, dict[str, Any]]) -> SpanView:
