@@ -10,13 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cantata.errors import UserError
-from cantata.loader import Pipeline, load_pipeline
+from cantata.loader import BUNDLED_DIR, Pipeline, bundled, load_pipeline
 
-BUNDLED_DIR = Path(__file__).parent / "pipelines"
-
-
-def bundled() -> dict[str, Path]:
-    return {p.parent.name: p for p in sorted(BUNDLED_DIR.glob("*/pipeline.yaml"))}
+__all__ = ["BUNDLED_DIR", "bundled", "load", "resolve"]  # BUNDLED_DIR, bundled: the loader's (pipeline: tools)
 
 
 def resolve(name_or_path: str) -> Path:

@@ -4,11 +4,14 @@ Loading reads what a spec names but `spec.py` never touches: prompt files and JS
 files beside the YAML, and the Python a spec points to by dotted path (output models,
 functions, shortcuts, checks, a loop's stop condition), imported from beside the pipeline
 first (see pipeline_modules.py). A `sandbox:` function is never imported: each call runs it
-under bubblewrap (cantata.sandbox). Errors are `SpecError`s naming the file and line.
+under bubblewrap (cantata.sandbox). A `pipeline:` tool's pipeline is loaded with the one
+that calls it, so that a pipeline calling itself (directly or not) is refused here.
+Errors are `SpecError`s naming the file and line.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable, Mapping
 from functools import cached_property
@@ -26,6 +29,15 @@ from cantata.structured import OutputContract, contract_from_model, contract_fro
 from cantata.tools import FunctionTool, SandboxTool, Tool
 from cantata.yamlsource import DataSource, Loc, Source, load_yaml
 
+BUNDLED_DIR = Path(__file__).parent / "pipelines"
+# Turns calling pipelines as tools nest at most this deep, the user's own turn included.
+MAX_DEPTH = 4
+
+
+def bundled() -> dict[str, Path]:
+    """The pipelines that ship with Cantata (cantata/pipelines/), by name."""
+    return {p.parent.name: p for p in sorted(BUNDLED_DIR.glob("*/pipeline.yaml"))}
+
 
 class Pipeline:
     """A loaded, checked pipeline: the spec plus what was resolved from it."""
@@ -42,11 +54,11 @@ class Pipeline:
         checks: dict[str, Callable[..., Any]] | None = None,
         until: Callable[..., Any] | None = None,
         tools: dict[str, list[Tool]] | None = None,
+        sub_pipelines: dict[str, Pipeline] | None = None,
     ) -> None:
         self.spec = spec
-        self.tools = tools or {}  # a model agent's own tools (function:, sandbox:), by agent
-        # ...and the MCP servers whose tools it offers, listed when it runs (the server is started then).
-        self.mcp = {a.name: [t.mcp for t in a.tools if t.mcp is not None] for a in spec.agents if a.tools}
+        self.tools = tools or {}  # a model agent's tools built at load, by agent
+        self.sub_pipelines = sub_pipelines or {}  # what its `pipeline:` tools run, by what they name
         self.until = until  # the loop's stop condition
         self.shortcuts = shortcuts or {}
         self.checks = checks or {}
@@ -61,7 +73,7 @@ class Pipeline:
         """Load a pipeline YAML; prompt files, schema files and modules beside it are found."""
         path = Path(path)
         source = load_yaml(path, SpecError)
-        return _resolve(validated_spec(source), source, base=path.parent, path=path)
+        return _resolve(validated_spec(source), source, base=path.parent, path=path, chain=(path.resolve(),))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base: Path | None = None) -> Pipeline:
@@ -101,6 +113,9 @@ class Pipeline:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def has_tools(self, agent: str) -> bool:
+        return bool(self.agents[agent].tools)
 
     @cached_property
     def readers(self) -> dict[str, list[str]]:
@@ -153,22 +168,41 @@ def validate_pipeline(path: Path | str) -> PipelineSpec:
     path = Path(path)
     source = load_yaml(path, SpecError)
     spec = validated_spec(source)
-    _resolve(spec, source, base=path.parent, path=path, run=False)
+    _resolve(spec, source, base=path.parent, path=path, run=False, chain=(path.resolve(),))
     return spec
 
 
-def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | None, run: bool = True) -> Pipeline:
+def _resolve(
+    spec: PipelineSpec,
+    source: Source,
+    *,
+    base: Path,
+    path: Path | None,
+    run: bool = True,
+    chain: tuple[Path, ...] = (),
+) -> Pipeline:
     """Read the prompt and schema files and import the callables and models a spec names
-    (with `run=False`, only find them: the Pipeline is then for checking, never for running)."""
+    (with `run=False`, only find them: the Pipeline is then for checking, never for running).
+    `chain`: the files of the pipelines loading this one for their `pipeline:` tools, itself last."""
     prompts: dict[str, str] = {}
     contracts: dict[str, OutputContract | None] = {}
     functions: dict[str, Callable[..., Any]] = {}
     shortcuts: dict[str, Callable[..., Any]] = {}
     checks: dict[str, Callable[..., Any]] = {}
     tools: dict[str, list[Tool]] = {}
+    sub_pipelines: dict[str, Pipeline] = {}
     for i, agent in enumerate(spec.agents):
         for j, entry in enumerate(agent.tools):
-            tool = _tool(entry, base, source, ("agents", i, "tools", j), run=run)
+            loc = ("agents", i, "tools", j)
+            if entry.pipeline is not None and entry.pipeline not in sub_pipelines:
+                sub_pipelines[entry.pipeline] = _sub_pipeline(
+                    entry.pipeline, base, source, (*loc, "pipeline"), run, chain
+                )
+            if entry.mcp is not None and importlib.util.find_spec("mcp") is None:
+                raise SpecError(
+                    f"{source.where((*loc, 'mcp'))}: MCP tools need the 'mcp' extra: pip install 'cantata[mcp]'"
+                )
+            tool = _tool(entry, base, source, loc, run=run)
             if tool is not None:
                 tools.setdefault(agent.name, []).append(tool)
         if agent.function is not None and agent.function.startswith(SANDBOX_PREFIX):
@@ -195,7 +229,32 @@ def _resolve(spec: PipelineSpec, source: Source, *, base: Path, path: Path | Non
         checks=checks,
         until=until,
         tools=tools,
+        sub_pipelines=sub_pipelines,
     )
+
+
+def _sub_pipeline(value: str, base: Path, source: Source, loc: Loc, run: bool, chain: tuple[Path, ...]) -> Pipeline:
+    """What `pipeline: VALUE` names: a YAML file (or a folder with pipeline.yaml) relative to
+    the calling pipeline's folder, else a bundled pipeline; loaded now, refusing a cycle."""
+    known = bundled()
+    path = base / value
+    if path.is_dir():
+        path = path / "pipeline.yaml"
+    if not path.is_file():
+        if value not in known:
+            raise SpecError(
+                f"{source.where(loc)}: no pipeline '{value}': not a file beside this one ({path}) nor a bundled "
+                f"pipeline ({', '.join(known)})"
+            )
+        path = known[value]
+    here = path.resolve()
+    if here in chain:
+        names = " -> ".join(p.name if p.name != "pipeline.yaml" else p.parent.name for p in (*chain, here))
+        raise SpecError(f"{source.where(loc)}: the pipeline calls itself through its tools ({names}); remove one")
+    if len(chain) >= MAX_DEPTH:
+        raise SpecError(f"{source.where(loc)}: pipeline tools nest more than {MAX_DEPTH} deep; call fewer in turn")
+    sub_source = load_yaml(path, SpecError)
+    return _resolve(validated_spec(sub_source), sub_source, base=path.parent, path=path, run=run, chain=(*chain, here))
 
 
 def _tool(entry: ToolEntry, base: Path, source: Source, loc: Loc, *, run: bool) -> Tool | None:
@@ -207,8 +266,8 @@ def _tool(entry: ToolEntry, base: Path, source: Source, loc: Loc, *, run: bool) 
         "approve": entry.approve,
         "timeout_s": entry.timeout_s,
     }
-    if entry.mcp is not None:
-        return None  # its server is started, and its tools listed, when the agent runs (Pipeline.mcp)
+    if entry.function is None and entry.sandbox is None:
+        return None  # an MCP server's tools, a deployed agent or a pipeline: made when the agent runs
     try:
         if entry.sandbox is not None:
             module, function = _beside(entry.sandbox, "sandbox: module.function", base, source, (*loc, "sandbox"))

@@ -308,7 +308,7 @@ class Cantata:
                 options=options or {},
                 traceparent=traceparent,
             )
-            services = Services(pool=self.pool, store=self.store, bus=self.bus, mcp_tools=self.mcp_tools)
+            services = Services(pool=self.pool, store=self.store, bus=self.bus, host=self)
             runner = TurnRunner(turn, services, runtime=self)
             result = await runner.run()
         finally:

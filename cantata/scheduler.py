@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from cantata import killpoints, telemetry
+from cantata.agent_tools import ToolHost, agent_tools
 from cantata.blackboard import Blackboard
 from cantata.context import FunctionContext, Runtime
 from cantata.errors import (
@@ -29,12 +30,9 @@ from cantata.errors import (
     OutputInvalid,
     Skip,
     StoreError,
-    ToolError,
-    get_logger,
 )
 from cantata.events import Event, EventBus, EventType
 from cantata.loader import Pipeline
-from cantata.mcp_spec import McpServerSpec
 from cantata.model_call import ModelCall
 from cantata.nodes import run_function
 from cantata.pool import Pool
@@ -43,7 +41,6 @@ from cantata.spec import AgentSpec, LoopSpec
 from cantata.store import ApprovalRow, EntryRow, SessionRow, Store, ToolCallRow, TurnContext
 from cantata.structured import OutputContract, reply_text
 from cantata.tool_loop import ToolLoop
-from cantata.tools import Tool
 from cantata.turn import (
     AgentResult,
     AgentStatus,
@@ -53,8 +50,6 @@ from cantata.turn import (
     is_agent_status,
     turn_quality,
 )
-
-log = get_logger(__name__)
 
 UNTIL_TIMEOUT_S = 30.0
 At = dict[str, int]  # where in the turn an event happened: {"iteration": n} inside a loop, else {}
@@ -102,8 +97,7 @@ class Services:
     pool: Pool
     store: Store
     bus: EventBus
-    # The tools of an agent's MCP server (Cantata.mcp_tools); None: MCP servers are not served.
-    mcp_tools: Callable[[McpServerSpec], Awaitable[list[Tool]]] | None = None
+    host: ToolHost | None = None  # MCP servers and sub-turns for agents' tools
 
 
 class TurnRunner:
@@ -488,7 +482,7 @@ class TurnRunner:
             contract=contract,
         )
         call = ModelCall(
-            loop=await self._tool_loop(agent, contract, at) if agent.tools else None,
+            loop=await self._tool_loop(agent, contract, at) if self.pipeline.has_tools(agent.name) else None,
             agent=agent,
             instance=instance,
             messages=messages,
@@ -528,10 +522,11 @@ class TurnRunner:
                     for a in await store.approvals(turn_id=self.turn_id)
                     if (a.agent, a.iteration) == (agent.name, iteration)
                 }
-        tools = list(self.pipeline.tools.get(agent.name, []))
-        for spec in self.pipeline.mcp.get(agent.name, []):
-            tools += await self._mcp_tools(agent, spec, {tool.name for tool in tools})
         instance = self.services.pool.instance_for(agent.model)
+        if self.services.host is not None:
+            tools = await agent_tools(self.pipeline, agent, host=self.services.host, user=self.session.user_id)
+        else:  # a turn run outside a runtime: only the tools built at load
+            tools = self.pipeline.tools.get(agent.name, [])
         loop = ToolLoop(
             agent=agent,
             tools=tools,
@@ -546,25 +541,6 @@ class TurnRunner:
         )
         self._loops[(agent.name, iteration)] = loop
         return loop
-
-    async def _mcp_tools(self, agent: AgentSpec, spec: McpServerSpec, taken: set[str]) -> list[Tool]:
-        """An MCP server's tools for the agent. One that cannot be reached leaves its tools
-        out (logged, bounded by its start_timeout_s) and the agent goes on; a tool named like
-        one listed before it (the pipeline's own come first) is left out too."""
-        if self.services.mcp_tools is None:
-            log.warning("agent '%s': MCP server '%s' is not served by this runtime", agent.name, spec.label)
-            return []
-        try:
-            found = await self.services.mcp_tools(spec)
-        except ToolError as exc:
-            log.warning("agent '%s' runs without the tools of MCP server '%s': %s", agent.name, spec.label, exc)
-            return []
-        kept = [tool for tool in found if tool.name not in taken]
-        for tool in found:
-            if tool.name in taken:
-                log.warning("agent '%s': MCP server '%s' tool '%s' is named like another tool of the agent; left out",
-                            agent.name, spec.label, tool.name)  # fmt: skip
-        return kept
 
     def _skip(self, agent: AgentSpec, result: AgentResult, reason: str, at: At) -> None:
         if self._write(agent, result, "skipped", None, reason, at):

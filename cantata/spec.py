@@ -9,6 +9,7 @@ functions) is `loader.py`'s work.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -23,10 +24,15 @@ from cantata.yamlsource import DataSource, Loc, Source, describe_validation_erro
 Need = Literal["reasoning", "code", "tool_use", "chat"]
 
 
+TOOL_KINDS = ("function", "sandbox", "mcp", "agent", "pipeline")
+
+
 class ToolEntry(BaseModel):
     """One tool of a model agent: `function: module.fn` (a Python callable, on a worker
-    thread), `sandbox: module.fn` (a function beside the pipeline, run under bubblewrap), or
-    `mcp:` a Model Context Protocol server, whose tools it offers (mcp_spec.py)."""
+    thread), `sandbox: module.fn` (a function beside the pipeline, run under bubblewrap),
+    `mcp:` (an MCP server: its tools, listed when the agent runs), `agent: NAME[@VERSION]`
+    (a deployed agent) or `pipeline: NAME` (another pipeline: a sub-team), the last two
+    called with a message and run as a turn of the calling user's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -34,7 +40,18 @@ class ToolEntry(BaseModel):
     sandbox: str | None = Field(
         None, description="module.function of a module beside the pipeline, run under bubblewrap."
     )
-    mcp: McpServerSpec | None = Field(None, description="An MCP server (stdio or streamable HTTP) and its tools.")
+    mcp: McpServerSpec | None = Field(
+        None, description="An MCP server (stdio `command` or HTTP `url`); its tools keep their own names."
+    )
+    agent: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9_-]{0,47}(@[0-9]+)?$",
+        description="A deployed agent, NAME (its active version) or NAME@VERSION, called with a message.",
+    )
+    pipeline: str | None = Field(
+        None,
+        description="Another pipeline (a bundled name, or a YAML path relative to this one), called with a message.",
+    )
     name: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_-]{1,64}$", description="What the model calls it; default: the function's name."
     )
@@ -49,13 +66,22 @@ class ToolEntry(BaseModel):
     timeout_s: float = Field(30.0, gt=0, description="Per call.")
 
     @property
-    def target(self) -> str:
-        """The dotted path it names, whichever kind it is."""
-        return self.function or self.sandbox or ""
+    def kinds(self) -> list[str]:
+        """The kinds it names (a valid entry names one)."""
+        return [kind for kind in TOOL_KINDS if getattr(self, kind) is not None]
 
     @property
     def default_name(self) -> str:
-        return self.name or self.target.rpartition(".")[2]
+        """What the model calls it (an `mcp:` entry's tools keep their own names)."""
+        if self.name:
+            return self.name
+        if self.agent is not None:
+            return self.agent.partition("@")[0]
+        if self.pipeline is not None:  # a bundled name, a YAML file or a folder holding pipeline.yaml
+            path = Path(self.pipeline.rstrip("/"))
+            path = path.parent if path.name in ("pipeline.yaml", "pipeline.yml") else path
+            return re.sub(r"[^A-Za-z0-9_-]", "_", path.stem)[:64] or "pipeline"
+        return (self.function or self.sandbox or "").rpartition(".")[2]
 
 
 class AgentSpec(BaseModel):
@@ -304,14 +330,21 @@ def _check_tools(agent: AgentSpec, source: Source, here: Loc) -> None:
     names: dict[str, int] = {}
     for j, tool in enumerate(agent.tools):
         at = (*here, "tools", j)
-        kinds = [kind for kind in ("function", "sandbox", "mcp") if getattr(tool, kind) is not None]
+        kinds = tool.kinds
         if len(kinds) != 1:
             raise SpecError(
-                f"{source.where((*at, kinds[-1]) if kinds else at)}: a tool is one of 'function: module.fn', "
-                "'sandbox: module.fn' or 'mcp: {...}', not several and not none"
+                f"{source.where((*at, kinds[1]) if len(kinds) > 1 else at)}: a tool is one of "
+                + ", ".join(f"'{kind}:'" for kind in TOOL_KINDS)
+                + f", not {' and '.join(kinds) if kinds else 'none'}"
             )
         if tool.mcp is not None:
-            continue  # its tools' names are the server's: a clash is settled when it is listed
+            for key in ("name", "description", "timeout_s", "approve"):
+                if key in tool.model_fields_set:
+                    raise SpecError(
+                        f"{source.where((*at, key))}: an 'mcp:' entry offers its server's tools under their own "
+                        f"names and descriptions; '{key}' is not for it (timeout_s and approve go inside 'mcp:')"
+                    )
+            continue
         name = tool.default_name
         if name in names:
             raise SpecError(

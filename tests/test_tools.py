@@ -195,8 +195,8 @@ BAD_TOOLS = {
         r"p.yaml:5: agent 'f' is a function; 'tools' are for model agents",
     ),
     "unknown kind": (
-        "  - name: m\n    prompt: hi\n    tools:\n      - agent: deployed\n",
-        r"p.yaml:6: unknown key 'agent' in agents\[0\].tools\[0\]; allowed keys: function, sandbox, mcp",
+        "  - name: m\n    prompt: hi\n    tools:\n      - shell: ls\n",
+        r"p.yaml:6: unknown key 'shell' in agents\[0\].tools\[0\]; allowed keys: function, sandbox, mcp, agent, pipeline",
     ),
     "mcp without a transport": (
         "  - name: m\n    prompt: hi\n    tools:\n      - mcp: {name: x}\n",

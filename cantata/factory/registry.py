@@ -16,19 +16,27 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from cantata.deployed import AGENT_PREFIX, active_version, agents_dir, pipeline_path, version_dir
 from cantata.errors import UserError
 from cantata.store import AgentVersion, Forgotten, Store
 
-AGENT_PREFIX = "agent:"
+# Where a deployed version is found lives in the running layer (cantata/deployed.py), where an
+# agent's `agent:` tools find it too; it is this module's API as well.
+__all__ = [
+    "AGENT_PREFIX",
+    "active_version",
+    "agents_dir",
+    "check_name",
+    "deploy",
+    "forget_files",
+    "pipeline_path",
+    "remove",
+    "rollback",
+    "turn_dir",
+    "version_dir",
+]
+
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
-
-
-def agents_dir(home: Path) -> Path:
-    return home / "agents"
-
-
-def version_dir(home: Path, name: str, version: int) -> Path:
-    return agents_dir(home) / name / str(version)
 
 
 def turn_dir(home: Path, turn_id: int) -> Path:
@@ -72,32 +80,6 @@ async def deploy(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return next(v for v in await store.agent_versions(name) if v.version == version)
-
-
-async def active_version(store: Store, name: str) -> AgentVersion:
-    versions = await store.agent_versions(name)
-    if not versions:
-        raise UserError(f"no deployed agent '{name}'; see `cantata agents`")
-    return next((v for v in versions if v.active), versions[-1])
-
-
-async def pipeline_path(store: Store, home: Path, reference: str) -> Path:
-    """The pipeline file of `agent:NAME` (its active version) or `agent:NAME@VERSION`."""
-    name, _, wanted = reference.removeprefix(AGENT_PREFIX).partition("@")
-    if wanted:
-        if not wanted.isdigit():
-            raise UserError(f"'{reference}': a version is a number, as in agent:{name}@2")
-        versions = {v.version for v in await store.agent_versions(name)}
-        if int(wanted) not in versions:
-            known = ", ".join(str(v) for v in sorted(versions)) or "none"
-            raise UserError(f"agent '{name}' has no version {wanted} (versions: {known})")
-        version = int(wanted)
-    else:
-        version = (await active_version(store, name)).version
-    path = version_dir(home, name, version) / "pipeline.yaml"
-    if not path.exists():
-        raise UserError(f"the files of agent '{name}' version {version} are missing: {path.parent}")
-    return path
 
 
 async def rollback(store: Store, name: str, version: int) -> AgentVersion:
