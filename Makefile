@@ -56,7 +56,11 @@ test: system-packages $(VENV)/.installed-test
 	$(BIN)/pytest
 	$(BIN)/pytest -m "embedded or server or browser or kill"
 
-bench: $(VENV)/.installed-test
+$(VENV)/.installed-bench: pyproject.toml $(VENV)/.installed-test
+	$(BIN)/pip install --quiet --progress-bar off -e '.[embedded,test,bench]'
+	@touch $@
+
+bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run.py
 
 # The crisis guard's learned signal (cantata/pipelines/coaching/learned.py): trains it on the
