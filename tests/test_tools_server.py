@@ -12,14 +12,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cantata.backends.base import CompletionRequest
+from cantata.backends.openai_compat import OpenAICompatBackend
 from cantata.config import load_config
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
+from cantata.sandbox import sandbox_problem
+from tests.helpers.mcp_servers import http_server
 from tests.helpers.pipelines import WriteFile
 from tests.helpers.servers import LlamaServer
+from tests.test_tools_team import SANDBOXED, TEAM_TOOLS, team_yaml
+
+TEAM_TOKEN = "team-server-token-4d1e"
 
 pytestmark = pytest.mark.server
 
@@ -79,3 +87,54 @@ async def test_a_tool_loop_runs_against_a_server_with_tool_calls(
     else:  # the model never sees the results in this chat format (see above)
         assert agent.error == f"no final answer after max_steps=3 model calls ({len(agent.tool_calls)} tool calls)"
     print(f"\nagent {agent.status}: {agent.error or result.final}; calls: {got}")
+
+
+@pytest.fixture(scope="module")
+def team_mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with http_server(tmp_path_factory.mktemp("team-mcp"), TEAM_TOKEN) as url:
+        yield url
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+async def test_the_team_of_every_kind_of_tool_runs_against_a_server_with_tool_calls(
+    tool_server: str, team_mcp_url: str, write: WriteFile, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Done-when pipeline (tests/test_tools_team.py) against the real server: every tool,
+    the MCP servers' listed when the agent ran, goes to the server in `tools`; whichever the
+    model calls runs (the model picks; the test prints what it got)."""
+    monkeypatch.setenv("TEAM_MCP_TOKEN", TEAM_TOKEN)
+    bodies: list[dict[str, Any]] = []
+    build = OpenAICompatBackend.request_body
+
+    def spy(self: OpenAICompatBackend, request: CompletionRequest, model: str) -> dict[str, Any]:
+        body = build(self, request, model)
+        bodies.append(body)
+        return body
+
+    monkeypatch.setattr(OpenAICompatBackend, "request_body", spy)
+    write("team_tools.py", TEAM_TOOLS)
+    write("gen.py", SANDBOXED)
+    spec = json.loads(team_yaml(team_mcp_url))
+    spec["agents"][0].update(max_tokens=48, max_steps=4, prompt="Call one of your tools, then answer.")
+    pipeline = load_pipeline(write("team.yaml", json.dumps(spec)))
+    config = write(
+        "instances.yaml",
+        f"instances:\n  - name: llama\n    backend: openai\n    url: {tool_server}\n    dialect: llama-cpp-python\n",
+    )
+    app = Cantata(load_config(config), home=home)
+    try:
+        result = await app.run_turn(pipeline, "Multiply 6 by 7, or look up beta, or echo hello.")
+    finally:
+        await app.close()
+    (agent,) = result.agents
+    got = json.dumps(agent.tool_calls, indent=1)
+    print(f"\nagent {agent.status}: {agent.error or result.final}; calls: {got}")
+    offered = {tool["function"]["name"] for tool in bodies[0]["tools"]}
+    assert offered == {"times", "lookup", "echo", "pid", "add"}, offered
+    assert agent.tool_calls, f"the model called no tool: {agent.status} {agent.error} {result.final}"
+    for call in agent.tool_calls:
+        # The server constrains the arguments by each tool's schema, the MCP tools' included.
+        assert call["tool"] in offered and call["status"] == "ok" and call["result"], got
+    assert agent.status == "ok" or agent.error == (
+        f"no final answer after max_steps=4 model calls ({len(agent.tool_calls)} tool calls)"
+    ), got
