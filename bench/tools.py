@@ -9,10 +9,11 @@ asks for the no-op tool until the last step) and in LangGraph's prebuilt ToolNod
 graph of a scripted model node, ToolNode and tools_condition): neither records anything
 durably (no checkpointer), so the ratio includes Cantata's two records per call.
 
-Then the cached share of prompt tokens over a ten-step loop on the embedded model (llama.cpp
-in process): the embedded backend counts the prompt tokens it reuses from the state the step
-before left (cantata/backends/embedded.py), summed over the agent's steps. The model decides
-when to stop calling its tool; the figure says how many steps it took."""
+Then the cached share of prompt tokens over a ten-step tool loop on the embedded model
+(llama.cpp in process): the embedded backend counts the prompt tokens it reuses from the
+state the step before left (llama.cpp's own KV state; cantata/backends/embedded.py). The
+steps are driven here (see cached_share), not by a whole turn: the tiny model does not keep
+to one call per step for ten steps."""
 
 from __future__ import annotations
 
@@ -32,9 +33,14 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from cantata.config import load_config
+from cantata.backends import make_backend
+from cantata.backends.base import CompletionRequest, Message, Usage
+from cantata.config import InstanceConfig, load_config
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
+from cantata.spec import AgentSpec
+from cantata.tool_loop import ToolLoop
+from cantata.tools import FunctionTool, ToolCall
 
 STEPS = 20
 REPEATS = 10
@@ -150,42 +156,57 @@ async def measure() -> dict[str, tuple[float, float, float]]:
 
 
 CACHE_STEPS = 10
-CACHE_PIPELINE = f"""
-name: counting
-agents:
-  - name: counter
-    prompt: |
-      Call the tick tool once per step, {CACHE_STEPS - 1} times in all, one call per step.
-      After the last tick, answer with the last number it gave.
-    deliver: final
-    temperature: 0
-    max_tokens: 48
-    max_steps: {CACHE_STEPS}
-    max_tool_calls: {CACHE_STEPS - 1}
-    timeout_s: 1800
-    tools:
-      - function: ticks.tick
-"""
-TICKS = 'COUNT = [0]\n\n\ndef tick() -> int:\n    """The next number."""\n    COUNT[0] += 1\n    return COUNT[0]\n'
+CACHE_PROMPT = (
+    "You are a counter. Call the tick tool once per step; after the tenth tick, answer with the last number it gave."
+)
 
 
-async def cached_share() -> tuple[int, int, int, str]:
-    """(model calls, prompt tokens, of them cached, how the loop ended) of one embedded loop."""
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / "ticks.py").write_text(TICKS)
-        (folder / "p.yaml").write_text(CACHE_PIPELINE)
-        (folder / "instances.yaml").write_text(
-            "instances:\n  - name: local\n    backend: embedded\n    context: 4096\n"
-        )
-        app = Cantata(load_config(folder / "instances.yaml"), home=folder / "home")
-        try:
-            result = await app.run_turn(load_pipeline(folder / "p.yaml"), "Start ticking.")
-        finally:
-            await app.close()
-    (agent,) = result.agents
-    ended = "a final answer" if agent.status == "ok" else f"failed: {agent.error}"
-    return agent.attempts, agent.prompt_tokens, agent.cached_tokens, ended
+def tick() -> int:
+    """The next number."""
+    tick.count += 1  # type: ignore[attr-defined]
+    return tick.count  # type: ignore[attr-defined,no-any-return]
+
+
+async def cached_share() -> list[tuple[int, int]]:
+    """(prompt tokens, of them cached) of each of CACHE_STEPS steps of a tool loop on the
+    embedded model: the conversation ToolLoop builds (the model's own reply appended, then the
+    tool's result), with the tool called after every step whatever the model asked, so that
+    the loop has all its steps (a 135M model may answer, or ask for many calls, at any step)."""
+    tick.count = 0  # type: ignore[attr-defined]
+    agent = AgentSpec(name="counter", prompt=CACHE_PROMPT, max_steps=CACHE_STEPS, max_tool_calls=CACHE_STEPS)
+
+    def discard(rows: object) -> asyncio.Future[None]:  # as the store's: a write already under way
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    loop = ToolLoop(
+        agent=agent,
+        tools=[FunctionTool(tick)],
+        native=False,
+        output_schema=None,
+        place=(0, 0),
+        record=discard,
+        emit=lambda *args, **kwargs: None,
+    )
+    await loop.begin([Message("system", CACHE_PROMPT), Message("user", "Start ticking.")])
+    backend = make_backend(InstanceConfig(name="local", backend="embedded", context=4096))
+    steps: list[tuple[int, int]] = []
+    try:
+        for step in range(CACHE_STEPS):
+            loop.next_step()
+            request = CompletionRequest(
+                loop.messages, max_tokens=48, temperature=0, schema=loop.schema, agent="counter"
+            )
+            text, usage = "", Usage()
+            async for chunk in backend.complete(request):
+                text += chunk.text
+                usage = chunk.usage or usage
+            steps.append((usage.prompt_tokens, usage.cached_tokens))
+            await loop.run([ToolCall(f"call_{step}", "tick", {})], text)
+    finally:
+        await backend.close()
+    return steps
 
 
 def main() -> None:
