@@ -29,7 +29,7 @@ from cantata.spec import AgentSpec, ToolEntry
 from cantata.store import Store
 from cantata.tools import Tool
 from cantata.turn import TurnResult
-from cantata.turn_tool import INPUT_SCHEMA, TurnInput, turn_output
+from cantata.turn_tool import INPUT_SCHEMA, TurnToolInput, turn_output
 
 log = get_logger(__name__)
 
@@ -131,7 +131,7 @@ class SubTurnTool:
         self.timeout_s = entry.timeout_s
 
     async def call(self, arguments: dict[str, Any]) -> str:
-        asked = TurnInput.model_validate(arguments)  # the loop checked them against INPUT_SCHEMA
+        asked = TurnToolInput.model_validate(arguments)  # the loop checked them against INPUT_SCHEMA
         pipeline = self.target or await self._deployed()
         above = (*CALLERS.get(), self.caller)
         if pipeline.name in above:

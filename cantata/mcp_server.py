@@ -28,57 +28,28 @@ from mcp_types import (
     ToolAnnotations,
 )
 from opentelemetry import context as trace_context
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from cantata import __version__
-from cantata.errors import CantataError, get_logger
+from cantata.errors import CantataError, ToolError, get_logger
 from cantata.factory import registry
 from cantata.loader import Pipeline, load_pipeline
 from cantata.server.keys import Principal
-from cantata.server.openai_shapes import reply
 from cantata.server.service import Service
 from cantata.turn import TurnResult
+from cantata.turn_tool import INPUT_SCHEMA, OUTPUT_SCHEMA, TurnToolInput, turn_output
 
 log = get_logger("cantata.mcp")
 
 # A deployed agent's tool name: `agent:NAME` is how Cantata names it elsewhere, but MCP
 # clients (and the model APIs behind them) take only letters, digits, '_', '-' in a name.
 AGENT_TOOL = "agent-"
-MAX_MESSAGE = 1 << 20  # characters, as the server's body limit (1 MiB) bounds a chat message
 
 PrincipalOf = Callable[[ServerRequestContext[Any, Any]], Principal]
 # The trace context a call's turn starts in (over HTTP, the request's span), None for the current.
 TraceOf = Callable[[ServerRequestContext[Any, Any]], trace_context.Context | None]
 
 
-class TurnInput(BaseModel):
-    """What a tool takes (its JSON Schema is the tool's input schema)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE, description="The user's message to the team.")
-    session: str | None = Field(
-        None,
-        min_length=1,
-        description="To continue a conversation: the `session` of an earlier result of this tool. Omit it to"
-        " start a new one.",
-    )
-
-
-class TurnOutput(BaseModel):
-    """What a tool answers, besides the reply as text (its JSON Schema is the output schema)."""
-
-    reply: str = Field(description="The merged reply (the early one if the merging agent failed).")
-    early: str | None = Field(description="The early reply, sent at once while the others worked.")
-    merged: str | None = Field(description="The merged reply, none if its agent failed.")
-    status: str = Field(description="ok, degraded (an agent failed; the reply stands) or failed.")
-    session: str = Field(description="Pass it back as `session` to continue the conversation.")
-    turn: int = Field(description="The turn's number in its session, from 1.")
-    turn_id: int = Field(description="The stored turn (GET /api/turns/{turn_id} on `cantata serve`).")
-
-
-INPUT_SCHEMA = TurnInput.model_json_schema()
-OUTPUT_SCHEMA = TurnOutput.model_json_schema()
 # A turn adds to the user's sessions and memory; it deletes nothing and reaches nothing
 # outside Cantata but its own model instances.
 ANNOTATIONS = ToolAnnotations(
@@ -114,7 +85,7 @@ class CantataTools:
     async def call_tool(self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         pipeline = await self._pipeline(params.name)
         try:
-            asked = TurnInput.model_validate(params.arguments or {})
+            asked = TurnToolInput.model_validate(params.arguments or {})
         except ValidationError as exc:
             return _error(f"arguments: {_first_problem(exc)}")
         parent = self.trace_of(ctx)
@@ -175,20 +146,11 @@ def _tool(name: str, pipeline: Pipeline) -> Tool:
 
 
 def _answer(result: TurnResult) -> CallToolResult:
-    text = reply(result)
-    if not text:  # neither reply: nothing to give but why
-        failed = "; ".join(f"{a.name}: {a.error}" for a in result.agents if a.status == "failed" and a.error)
-        return _error(f"the turn ended ({result.status}) without a reply" + (f" ({failed})" if failed else ""))
-    output = TurnOutput(
-        reply=text,
-        early=result.early.text if result.early else None,
-        merged=result.final.text if result.final else None,
-        status=result.status,
-        session=result.session,
-        turn=result.turn,
-        turn_id=result.turn_id,
-    )
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=output.model_dump())
+    try:
+        output = turn_output(result)
+    except ToolError as no_reply:
+        return _error(no_reply.message)
+    return CallToolResult(content=[TextContent(type="text", text=output.reply)], structured_content=output.model_dump())
 
 
 def _error(message: str) -> CallToolResult:

@@ -13,7 +13,7 @@ from cantata.turn import TurnResult
 MAX_MESSAGE = 1 << 20  # characters, as the server's body limit (1 MiB) bounds a chat message
 
 
-class TurnInput(BaseModel):
+class TurnToolInput(BaseModel):
     """What a turn tool takes (its JSON Schema is the tool's input schema)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -27,7 +27,7 @@ class TurnInput(BaseModel):
     )
 
 
-class TurnOutput(BaseModel):
+class TurnToolOutput(BaseModel):
     """What a turn tool answers."""
 
     reply: str = Field(description="The merged reply (the early one if the merging agent failed).")
@@ -39,11 +39,11 @@ class TurnOutput(BaseModel):
     turn_id: int = Field(description="The stored turn (GET /api/turns/{turn_id} on `cantata serve`).")
 
 
-INPUT_SCHEMA = TurnInput.model_json_schema()
-OUTPUT_SCHEMA = TurnOutput.model_json_schema()
+INPUT_SCHEMA = TurnToolInput.model_json_schema()
+OUTPUT_SCHEMA = TurnToolOutput.model_json_schema()
 
 
-def turn_output(result: TurnResult) -> TurnOutput:
+def turn_output(result: TurnResult) -> TurnToolOutput:
     """The answer to a turn tool's call; a ToolError saying why when the turn gave no reply."""
     merged = result.final.text if result.final else None
     early = result.early.text if result.early else None
@@ -51,7 +51,7 @@ def turn_output(result: TurnResult) -> TurnOutput:
     if not text:
         failed = "; ".join(f"{a.name}: {a.error}" for a in result.agents if a.status == "failed" and a.error)
         raise ToolError(f"the turn ended ({result.status}) without a reply" + (f" ({failed})" if failed else ""))
-    return TurnOutput(
+    return TurnToolOutput(
         reply=text,
         early=early,
         merged=merged,
