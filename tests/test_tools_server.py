@@ -53,6 +53,14 @@ agents:
 """
 
 
+def server_config(write: WriteFile, url: str) -> Path:
+    """One instance, llama-cpp-python's server at `url`."""
+    return write(
+        "instances.yaml",
+        f"instances:\n  - name: llama\n    backend: openai\n    url: {url}\n    dialect: llama-cpp-python\n",
+    )
+
+
 @pytest.fixture(scope="module")
 def tool_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with LlamaServer(tmp_path_factory.mktemp("llama-tools"), chat_format="chatml-function-calling") as server:
@@ -64,10 +72,7 @@ async def test_a_tool_loop_runs_against_a_server_with_tool_calls(
 ) -> None:
     write("geo.py", TOOLS)
     pipeline = load_pipeline(write("p.yaml", PIPELINE))
-    config = write(
-        "instances.yaml",
-        f"instances:\n  - name: llama\n    backend: openai\n    url: {tool_server}\n    dialect: llama-cpp-python\n",
-    )
+    config = server_config(write, tool_server)
     app = Cantata(load_config(config), home=home)
     try:
         result = await app.run_turn(pipeline, "What is the capital of France?")
@@ -117,10 +122,7 @@ async def test_the_team_of_every_kind_of_tool_runs_against_a_server_with_tool_ca
     spec = json.loads(team_yaml(team_mcp_url))
     spec["agents"][0].update(max_tokens=48, max_steps=4, prompt="Call one of your tools, then answer.")
     pipeline = load_pipeline(write("team.yaml", json.dumps(spec)))
-    config = write(
-        "instances.yaml",
-        f"instances:\n  - name: llama\n    backend: openai\n    url: {tool_server}\n    dialect: llama-cpp-python\n",
-    )
+    config = server_config(write, tool_server)
     app = Cantata(load_config(config), home=home)
     try:
         result = await app.run_turn(pipeline, "Multiply 6 by 7, or look up beta, or echo hello.")

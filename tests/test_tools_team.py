@@ -22,6 +22,7 @@ from cantata.runtime import Cantata
 from cantata.sandbox import sandbox_problem
 from tests.helpers.mcp_servers import http_server, stdio_command
 from tests.helpers.pipelines import WriteFile
+from tests.test_tools import call
 
 TOKEN = "team-test-token-81c3"
 
@@ -66,10 +67,6 @@ def team_yaml(url: str, *, http_env: str = "TEAM_MCP_TOKEN") -> str:
             ],
         }
     )
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
 
 
 @pytest.fixture(scope="module")
