@@ -21,6 +21,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from cantata.deployed import AGENT_PREFIX, pipeline_path
 from cantata.errors import CantataError, ToolError, get_logger
 from cantata.loader import MAX_DEPTH, Pipeline, load_pipeline
@@ -131,7 +133,10 @@ class SubTurnTool:
         self.timeout_s = entry.timeout_s
 
     async def call(self, arguments: dict[str, Any]) -> str:
-        asked = TurnToolInput.model_validate(arguments)  # the loop checked them against INPUT_SCHEMA
+        try:
+            asked = TurnToolInput.model_validate(arguments)
+        except ValidationError as exc:  # the loop checked them against its schema: a rule JSON Schema lacks
+            raise ToolError(f"invalid arguments for {self.name}: {exc.errors()[0]['msg']}") from None
         pipeline = self.target or await self._deployed()
         above = (*CALLERS.get(), self.caller)
         if pipeline.name in above:
