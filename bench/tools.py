@@ -180,6 +180,9 @@ async def cached_share() -> list[tuple[int, int]]:
         done.set_result(None)
         return done
 
+    async def no_approvals(rows: object) -> list[int]:
+        raise AssertionError("the counting tool needs no approval")
+
     loop = ToolLoop(
         agent=agent,
         tools=[FunctionTool(tick)],
@@ -188,6 +191,7 @@ async def cached_share() -> list[tuple[int, int]]:
         place=(0, 0),
         record=discard,
         emit=lambda *args, **kwargs: None,
+        ask=no_approvals,
     )
     await loop.begin([Message("system", CACHE_PROMPT), Message("user", "Start ticking.")])
     backend = make_backend(InstanceConfig(name="local", backend="embedded", context=4096))
