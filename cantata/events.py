@@ -109,12 +109,6 @@ class Dropped:
     after_seq: int | None
 
 
-class Subscribers(Protocol):
-    """What hands a subscription its events (the bus, or event_feed's StoreTail)."""
-
-    def unsubscribe(self, subscription: Subscription) -> None: ...
-
-
 class Subscription:
     """A bounded queue of one subscriber's events; iterate it with `async for`."""
 
@@ -159,7 +153,25 @@ class EventSink(Protocol):
     def on_commit(self, callback: Callable[[list[Event]], None]) -> None: ...
 
 
-class EventBus:
+class Subscribers:
+    """What hands subscriptions their events, each at most `max_queue` behind: the bus, or
+    the store's tail (store/event_feed.py)."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscription] = []
+
+    def subscribe(self, *, max_queue: int = DEFAULT_MAX_QUEUE, match: Match | None = None) -> Subscription:
+        """Events from now on (and matching `match`), at most `max_queue` behind."""
+        subscription = Subscription(self, max_queue=max_queue, match=match)
+        self._subscribers.append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+
+
+class EventBus(Subscribers):
     """Publishes events to listeners (synchronously, in order) and to bounded subscribers.
 
     With a store attached (`attach`), every event is recorded in it first, and persisted
@@ -168,8 +180,8 @@ class EventBus:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._listeners: list[Listener] = []
-        self._subscribers: list[Subscription] = []
         self._store: EventSink | None = None
         self._outbox: deque[Event] = deque()
 
@@ -181,15 +193,8 @@ class EventBus:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def subscribe(self, *, max_queue: int = DEFAULT_MAX_QUEUE, match: Match | None = None) -> Subscription:
-        """Events published from now on (and matching `match`), at most `max_queue` behind."""
-        subscription = Subscription(self, max_queue=max_queue, match=match)
-        self._subscribers.append(subscription)
-        return subscription
-
     def unsubscribe(self, subscription: Subscription) -> None:
-        if subscription in self._subscribers:
-            self._subscribers.remove(subscription)
+        super().unsubscribe(subscription)
         if not self._subscribers:
             self._outbox.clear()
 

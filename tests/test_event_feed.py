@@ -24,25 +24,12 @@ from cantata.store import SqliteStore
 from cantata.store.event_feed import StoreTail, event_feed, follow
 from cantata.store.postgres_listen import APPLICATION_NAME
 from cantata.store.postgres_store import PostgresStore
-from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.pipelines import CHAIN, WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.servers import CantataServer
 from tests.helpers.sse import SSEvent, parse
 
-CHAIN = """
-name: chain
-agents:
-  - name: a
-    prompt: x
-  - name: b
-    prompt: x
-    reads: [a]
-  - name: c
-    prompt: x
-    reads: [b]
-    deliver: final
-"""
 HANG_GUARD_S = 60.0  # a feed that never delivers fails the test here instead of hanging it
 NEVER_S = 3600.0  # a backstop that never fires during a test
 

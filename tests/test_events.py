@@ -8,20 +8,7 @@ from cantata.config import InstanceConfig, InstancesConfig
 from cantata.events import Dropped, Event, EventBus, Subscription
 from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
-
-CHAIN = """
-name: chain
-agents:
-  - name: a
-    prompt: x
-  - name: b
-    prompt: x
-    reads: [a]
-  - name: c
-    prompt: x
-    reads: [b]
-    deliver: final
-"""
+from tests.helpers.pipelines import CHAIN
 
 
 def app_and_pipeline(tmp_path: Path, **scripted: object) -> tuple[Cantata, object]:

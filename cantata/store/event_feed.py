@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Protocol
 
 from cantata.errors import StoreError, get_logger
-from cantata.events import DEFAULT_MAX_QUEUE, Dropped, Event, EventBus, Match, Subscription
+from cantata.events import DEFAULT_MAX_QUEUE, Dropped, Event, EventBus, Match, Subscribers, Subscription
 from cantata.store.base import Store
 from cantata.store.protocols import Notifications
 
@@ -41,17 +41,17 @@ class EventFeed(Protocol):
     def subscribe(self, *, max_queue: int = DEFAULT_MAX_QUEUE, match: Match | None = None) -> Subscription: ...
 
 
-class StoreTail:
+class StoreTail(Subscribers):
     """The events table followed from its end: every event any process commits, in order of
     sequence number, offered to the subscriptions whose `match` takes it (a new one may also
     get some committed just before it: `follow` skips them by their seq). `start` it before
     the first subscription, `close` it after the last."""
 
     def __init__(self, store: Store, notifications: Notifications | None, *, backstop_s: float = BACKSTOP_S) -> None:
+        super().__init__()
         self._store = store
         self._notifications = notifications
         self._backstop_s = backstop_s
-        self._subscribers: list[Subscription] = []
         self._cursor = 0  # the last sequence number read, or passed while nobody followed
         self._wanted = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -71,15 +71,6 @@ class StoreTail:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-
-    def subscribe(self, *, max_queue: int = DEFAULT_MAX_QUEUE, match: Match | None = None) -> Subscription:
-        subscription = Subscription(self, max_queue=max_queue, match=match)
-        self._subscribers.append(subscription)
-        return subscription
-
-    def unsubscribe(self, subscription: Subscription) -> None:
-        if subscription in self._subscribers:
-            self._subscribers.remove(subscription)
 
     def wake(self, seq: int | None = None) -> None:
         """Events up to `seq` (or some, if None) may have been committed: read what is new."""

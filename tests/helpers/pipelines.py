@@ -15,6 +15,21 @@ from cantata.turn import TurnResult
 
 WriteFile = Callable[[str, str], Path]
 
+# Three model agents, each reading the one before: the simplest pipeline with a critical path.
+CHAIN = """
+name: chain
+agents:
+  - name: a
+    prompt: x
+  - name: b
+    prompt: x
+    reads: [a]
+  - name: c
+    prompt: x
+    reads: [b]
+    deliver: final
+"""
+
 
 def scripted_config(write: WriteFile, **instances: dict[str, object]) -> Path:
     """An instances config of scripted instances: scripted_config(write, fast={"latency_s": 0})."""
