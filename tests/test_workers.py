@@ -7,7 +7,6 @@ run with a SIGKILL is tests/test_workers_kill.py."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.sse import parse
+from tests.helpers.workers import pg_config
 from tests.test_cli import cantata
 from tests.test_store_postgres import unreachable_url
 
@@ -45,12 +45,6 @@ async def worker(config: Path, home: Path) -> AsyncIterator[TurnWorker]:
         await asyncio.gather(working, return_exceptions=True)
         await queue.close()
         await runtime.close()
-
-
-def pg_config(write: WriteFile, url: str) -> Path:
-    path = scripted_config(write, fast={"latency_s": 0.01})
-    path.write_text(path.read_text() + f"database: {json.dumps(url)}\n")
-    return path
 
 
 async def test_a_turn_queued_by_the_server_runs_in_a_worker_and_streams_from_the_server(
