@@ -1,7 +1,8 @@
 """Turns run by workers (`cantata serve --workers queue`, `cantata worker`) on PostgreSQL: a
 turn queued by a server runs in a worker and streams from the server; a dead worker's turn
 goes back to the queue; a stored turn no job names is queued; a worker that lost its
-session's lease cannot write over its successor; workers refuse SQLite. The many-process
+session's lease cannot write over its successor; workers refuse SQLite; a turn no worker
+starts is failed at its deadline, one whose workers keep stopping after MAX_TAKEOVERS. The many-process
 run with a SIGKILL is tests/test_workers_kill.py."""
 
 from __future__ import annotations
