@@ -20,6 +20,8 @@ CantataError                     (exit 1, HTTP 500)
 ├── OutputInvalid        a reply that does not validate against the agent's output model (422)
 │   └── OutputTruncated  a reply cut at max_tokens before it was complete (422)
 ├── ToolError            a tool call that failed: its message is what the model reads (502)
+├── TurnAbandoned        a queued turn the workers could not run: none started it within its
+│                        deadline, or each that ran it stopped (HTTP 503)
 ├── AwaitingApproval     a signal more than a failure: an agent's tool call waits for a person (its
 │                        turn pauses, status `waiting`, and resumes once every approval is decided)
 └── StoreError           the database refused a write or read
@@ -271,6 +273,14 @@ class OutputInvalid(CantataError):
 class OutputTruncated(OutputInvalid):
     """The model hit max_tokens before its reply was complete: raise the agent's max_tokens.
     Never repaired, since asking for a fix would be cut at the same length."""
+
+
+class TurnAbandoned(CantataError):
+    """The queue gave up on a turn (turn_queue.py): no worker started it within its deadline,
+    or it was taken over from stopped workers as often as allowed and its worker stopped again.
+    The turn is stored failed, with this reason on its final event."""
+
+    status = 503
 
 
 class StoreError(CantataError):

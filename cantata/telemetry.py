@@ -48,7 +48,7 @@ import socket
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
@@ -57,6 +57,9 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer, TracerProv
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from cantata.turn import AgentResult
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 CONTENT_SWITCH = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 # Values of the switch that turn content on: the older boolean and the newer span modes.
@@ -69,6 +72,7 @@ PROVIDERS = {"openai": "openai", "embedded": "llama_cpp", "scripted": "cantata.s
 _W3C = TraceContextTextMapPropagator()
 _provider: TracerProvider | None = None  # given by use(); else the global one, if configured
 _tracer: tuple[TracerProvider, Tracer] | None = None
+_exporting: SdkTracerProvider | None = None  # what configure_from_env() set up: flush() sends its queue
 
 
 class _Message(Protocol):
@@ -115,7 +119,8 @@ def capture_content() -> bool:
 
 def configure_from_env() -> None:
     """Export spans over OTLP/HTTP when the standard endpoint variable is set; else nothing.
-    Spans still queued are sent when the process exits (the SDK's own exit hook)."""
+    Spans still queued are sent when the process exits (the SDK's own exit hook), or by
+    `flush()` where a signal ends the process without it."""
     if not any(os.environ.get(name) for name in ENDPOINTS):
         return
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
@@ -137,9 +142,18 @@ def configure_from_env() -> None:
     attributes: dict[str, Any] = {"process.pid": os.getpid(), "host.name": socket.gethostname()}
     if not os.environ.get("OTEL_SERVICE_NAME"):
         attributes["service.name"] = "cantata"
+    global _exporting
     sdk = SdkTracerProvider(resource=Resource.create(attributes))
     sdk.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(sdk)  # global: FastAPI's request spans use it too
+    _exporting = sdk
+
+
+def flush() -> None:
+    """Send the spans still queued now, for a process about to end without its exit hooks
+    (`cantata serve`: uvicorn re-raises the SIGTERM it shut down on). Nothing if not exporting."""
+    if _exporting is not None:
+        _exporting.force_flush()
 
 
 def _warn(reason: str) -> None:

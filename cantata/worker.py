@@ -21,7 +21,7 @@ from cantata.config import InstancesConfig
 from cantata.errors import UserError, get_logger
 from cantata.loader import Pipeline
 from cantata.runtime import Cantata
-from cantata.turn_queue import SWEEP_S, TurnQueue, queue_url
+from cantata.turn_queue import MAX_TAKEOVERS, SWEEP_S, TurnQueue, fail_turn, queue_url
 
 log = get_logger("cantata.worker")
 
@@ -39,11 +39,23 @@ class TurnWorker:
         # turns.
         self._unqueued: set[int] = set()
 
-    async def run(self, turn_id: int, traceparent: str | None = None) -> None:
+    async def run(self, turn_id: int, traceparent: str | None = None, takeovers: int = 0) -> None:
         """Run (or go on with) the stored turn, its span under `traceparent` (the request's);
-        nothing if it is finished already (its job ran again after its worker was taken for dead)."""
+        nothing if it is finished already (its job ran again after its worker was taken for dead).
+        A turn taken over more than MAX_TAKEOVERS times is failed instead: its workers keep stopping."""
         found = await self.runtime.store.unfinished_turn(turn_id)
         if found is None:
+            return
+        if takeovers > MAX_TAKEOVERS:
+            reason = (
+                f"turn {turn_id} was not run again: the worker running it stopped {takeovers} times"
+                f" (it is taken over at most {MAX_TAKEOVERS} times)"
+            )
+            # Under the session's lease, as a run would be: the last worker's writes, if it
+            # comes back, are refused, and the session's next turn waits for this one's end.
+            async with self.runtime.leases.hold(found.session.id, wait=True):
+                await fail_turn(self.runtime.store, self.runtime.leases.holder, turn_id, reason)
+            log.warning("%s; failed it", reason)
             return
         pipeline = self.pipelines.get(found.session.pipeline)
         if pipeline is None:

@@ -29,9 +29,11 @@ from cantata.loader import load_pipeline
 from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 from tests.helpers.pipelines import WriteFile, scripted_config
+from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, mcp_over, running
 from tests.helpers.servers import CantataServer, LlamaServer
 from tests.helpers.traces import SpanView, Trace, check_turn_tree, from_sdk, otlp_receiver
+from tests.helpers.workers import WorkerProcess, pg_config
 
 MESSAGE = "I keep skipping the gym on Mondays"
 
@@ -376,4 +378,40 @@ async def test_a_turn_started_through_mcp_is_under_the_http_request(
     assert request.kind == "SERVER" and request in spans.ancestors(turn)
     assert request.attributes["cantata.turn.id"] == turn.attributes["cantata.turn.id"]
     assert request.attributes["cantata.turn.id"] == result.structured_content["turn_id"]
+    assert MESSAGE not in spans.texts()
+
+
+@pytest.mark.server
+def test_a_turn_run_by_a_worker_is_one_trace_across_the_two_processes(
+    write: WriteFile, tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cantata serve --workers queue` and `cantata worker`, real processes on one PostgreSQL,
+    each exporting over OTLP/HTTP: the server's request span and, under it by the
+    `traceparent` queued with the turn, the worker's turn span, its agents and model calls.
+    Nothing is exported while they run (a batch delay of ten minutes): what arrives was sent
+    as each process stopped, so a worker stopping with spans still queued loses none."""
+    config = pg_config(write, postgres.new_database(), latency_s=0.01, tokens_per_s=2000, model="scripted-8B")
+    with otlp_receiver() as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")  # ms
+        with (
+            WorkerProcess(tmp_path / "worker", config, concurrency=2) as worker,
+            CantataServer(tmp_path, "--workers", "queue", "--config", str(config)) as server,
+        ):
+            r = httpx.post(f"{server.url}/v1/chat/completions", json=chat_body(MESSAGE), timeout=60)
+            assert r.status_code == 200, r.text
+            turn = httpx.get(f"{server.url}/api/turns/{r.headers['x-cantata-turn']}", timeout=10).json()
+            assert turn["status"] == "ok", turn
+            pids = {"serve": server.process and server.process.pid, "worker": worker.process and worker.process.pid}
+            assert receiver.spans() == []  # none sent yet: each process sends its spans as it stops
+        request = next(s for s in receiver.spans() if s.name == "POST /v1/chat/completions")
+        spans = Trace(receiver.spans()).of(request.trace_id)
+    assert request.kind == "SERVER" and request.resource["process.pid"] == pids["serve"]
+    turn_span = check_turn_tree(spans, {a["name"]: a for a in turn["agents"]})
+    assert turn_span.kind == "CONSUMER" and turn_span.parent_id == request.span_id
+    assert turn_span.resource["process.pid"] == pids["worker"] != pids["serve"]
+    assert turn_span.attributes["cantata.worker"].endswith(f":{pids['worker']}")
+    assert turn_span.attributes["cantata.turn.id"] == request.attributes["cantata.turn.id"] == turn["turn_id"]
+    # Every span of the turn below the request is the worker's.
+    assert {s.resource["process.pid"] for s in spans.spans if s is not request} == {pids["worker"]}
     assert MESSAGE not in spans.texts()

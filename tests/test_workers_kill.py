@@ -4,18 +4,28 @@ queued together), one worker stopped with SIGKILL a third of the way in, in the 
 turn it runs. Every turn ends
 once, ok; no agent's output is written twice; the turns the dead worker held are taken over
 within 30 s; and each turn's events are streamed by a server that did not run it (workers run
-every turn), by the one it was sent to and by the other one."""
+every turn), by the one it was sent to and by the other one. And a turn that kills every
+worker running it: failed after MAX_TAKEOVERS takeovers, its client told why."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import threading
 from collections import Counter
 from pathlib import Path
 
+import httpx
+import psycopg
 import pytest
 
+from cantata.turn_queue import MAX_TAKEOVERS
+from tests.helpers.kills import KILL_ENV, PIPELINE, message, once_problems, read_store
 from tests.helpers.postgres import PostgresServer
-from tests.helpers.workers import check_store, fleet, kill_mid_turn, send_sessions
+from tests.helpers.servers import CantataServer
+from tests.helpers.sse import parse
+from tests.helpers.workers import TURN_S, WorkerProcess, check_store, fleet, fleet_config, kill_mid_turn, send_sessions
 
 pytestmark = pytest.mark.kill
 
@@ -57,3 +67,41 @@ def test_three_workers_one_killed_run_300_turns_from_two_servers_each_once(
     assert followed and all("turn_resumed" in events for events in followed), followed
     cut = [(s.turn_id, s.elsewhere[-3:]) for s in sent if not s.elsewhere or s.elsewhere[-1] != "turn_delivered"]
     assert cut == [], f"{len(cut)} turns' events did not reach the other server: {cut[:3]}"
+
+
+def test_a_turn_that_kills_every_worker_running_it_is_failed_after_the_last_takeover(
+    tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker that runs the turn dies (SIGKILL at `finishing`, each time it gets there):
+    the next worker's sweep finds it stalled and takes it over, MAX_TAKEOVERS times; the worker
+    that claims it after the last death fails it without running it, and the client's stream
+    ends saying why. Real `cantata serve --workers queue` and `cantata worker` processes, one
+    worker at a time."""
+    url = postgres.new_database()
+    config = fleet_config(tmp_path, url, latency_s=0.01)
+    monkeypatch.setenv(KILL_ENV, "finishing")  # only workers run turns
+    answer: list[httpx.Response] = []
+    body = {"model": "durable", "messages": [{"role": "user", "content": message(0)}], "stream": True}
+    args = ["--workers", "queue", "--config", str(config), "--pipeline", str(PIPELINE)]
+    with CantataServer(tmp_path, *args) as server:
+        asking = threading.Thread(
+            target=lambda: answer.append(httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=TURN_S * 3))
+        )
+        asking.start()
+        for death in range(MAX_TAKEOVERS + 1):
+            with WorkerProcess(tmp_path / f"worker-{death}", config, concurrency=1) as worker:
+                assert worker.process is not None
+                assert worker.process.wait(timeout=TURN_S) == -signal.SIGKILL, worker.output()
+        with WorkerProcess(tmp_path / "worker-last", config, concurrency=1) as last:
+            asking.join(TURN_S)
+            logs = server.log() + last.output()
+    assert answer, logs
+    *_, final = [e.json() for e in parse(answer[0].text) if e.data and e.data != "[DONE]"]
+    said = final["cantata"]["error"]
+    assert said.endswith(f"stopped {MAX_TAKEOVERS + 1} times (it is taken over at most {MAX_TAKEOVERS} times)"), said
+    with psycopg.connect(url) as db:
+        rows = read_store(db)
+    assert list(rows.turns.values()) == ["failed"]
+    assert once_problems(rows, finished=False) == []  # nothing twice: no agent run again, one final event
+    (_, _, kind, _, data, _) = rows.events[-1]
+    assert kind == "turn_delivered" and json.loads(data) == {"status": "failed", "reason": said}

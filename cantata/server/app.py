@@ -122,6 +122,9 @@ def create_app(
 
             queue = TurnQueue(queue_url(config))
         async with AsyncExitStack() as closing:
+            # Last at shutdown: uvicorn ends the process with the SIGTERM it handled, which skips
+            # the exit hook that would send the spans still queued (telemetry.flush).
+            closing.callback(telemetry.flush)
             closing.push_async_callback(runtime.close)
             # The keys are in the state's store: every server on one database shares them.
             keys = KeyRing(runtime.store)

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from cantata.errors import TurnAbandoned
 from cantata.events import Event
 from cantata.loader import Pipeline
 from cantata.store import Store, TurnRow
@@ -25,12 +26,17 @@ _ENDED = {"agent_finished": "ok", "agent_failed": "failed", "agent_skipped": "sk
 
 async def follow_turn(feed: EventFeed, store: Store, turn_id: int) -> AsyncIterator[Event]:
     """The turn's stored events in order, as any process commits them, until it is delivered
-    and its status stored (the merged reply is stored with it, in the same commit or the next)."""
+    and its status stored (the merged reply is stored with it, in the same commit or the next).
+    A turn the queue gave up on (its final event says why) raises TurnAbandoned at the end."""
+    reason = None
     async for event in follow(feed, store, 0, turn_id=turn_id):
         if event is not None:  # None: a heartbeat's silence
             yield event
+            reason = event.data.get("reason") if event.type == "turn_delivered" else None
     while (turn := await store.get_turn(turn_id)) is None or turn.status == "running":
         await asyncio.sleep(POLL_S)
+    if reason:
+        raise TurnAbandoned(str(reason))
 
 
 async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> TurnResult:

@@ -53,6 +53,12 @@ class TurnHandle:
             self.started.set_result(event)
         self.events.put_nowait(event)
 
+    def queued(self, turn_id: int, session_id: str) -> None:
+        """A turn stored and queued for the workers: its response starts now, before a worker
+        does (which may be never: its stream then ends with why), its events as they come."""
+        if not self.started.done():
+            self.started.set_result(Event("turn_started", turn_id, session_id, 0.0, user_id=self.principal.user))
+
     async def wait_started(self) -> Event:
         """The turn's first event, or the error that kept it from starting (bad session,
         unreachable instance), raised here so the route answers with its status."""
@@ -226,9 +232,14 @@ class Service(Reads):
         if session_id is not None and reject and await self.store.running_turns(session_id):
             raise HTTPError(409, f"session {session_id} is running a turn; retry when it is done", code="session_busy")
         session, started = await self.runtime.store_turn(handle.pipeline, message, user=user, session_id=session_id)
-        await self.queue.enqueue(started.id, session.id, traceparent=telemetry.current_traceparent())
-        async for event in follow_turn(self.feed, self.store, started.id):
-            handle.on_event(event)
+        job = await self.queue.enqueue(started.id, session.id, traceparent=telemetry.current_traceparent())
+        handle.queued(started.id, session.id)
+        watching = asyncio.create_task(self.queue.watch(job, started.id, self.store, self.runtime.leases))
+        try:
+            async for event in follow_turn(self.feed, self.store, started.id):
+                handle.on_event(event)
+        finally:
+            watching.cancel()
         turn = await self.store.get_turn(started.id)
         assert turn is not None  # followed until its status was stored
         result = await stored_result(self.store, handle.pipeline, turn)

@@ -24,6 +24,7 @@ import httpx
 import psycopg
 
 from tests.helpers.kills import PIPELINE, message, once_problems, read_store
+from tests.helpers.pipelines import WriteFile, scripted_config
 from tests.helpers.servers import CantataServer, terminate
 from tests.helpers.sse import parse
 
@@ -39,6 +40,13 @@ def fleet_config(folder: Path, url: str | None, *, latency_s: float) -> Path:
     database = f"database: {json.dumps(url)}\n" if url else ""
     config.write_text(f"instances:\n  - name: s\n    backend: scripted\n    latency_s: {latency_s}\n{database}")
     return config
+
+
+def pg_config(write: WriteFile, url: str, **fast: object) -> Path:
+    """One scripted instance, `fast` (its options: `fast`, default a 10 ms latency), the state on `url`."""
+    path = scripted_config(write, fast=fast or {"latency_s": 0.01})
+    path.write_text(path.read_text() + f"database: {json.dumps(url)}\n")
+    return path
 
 
 class WorkerProcess:
