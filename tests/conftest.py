@@ -30,6 +30,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def calls_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the test tools (TOOLS of tests/test_tools.py) log each call they run: side effects a test can count."""
+    path = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TOOL_TEST_LOG", str(path))
+    return path
+
+
+@pytest.fixture
 def write(tmp_path: Path) -> WriteFile:
     """write("name.yaml", text) -> path, with the text dedented."""
 

@@ -62,13 +62,6 @@ def write_guarded(write: WriteFile, steps: list[Any] = STEPS) -> tuple[Path, Pat
     return pipeline, config
 
 
-@pytest.fixture
-def calls_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("TOOL_TEST_LOG", str(path))
-    return path
-
-
 async def test_a_call_waits_for_approval_then_runs_once(write: WriteFile, home: Path, calls_log: Path) -> None:
     pipeline_file, config = write_guarded(write)
     pipeline = load_pipeline(pipeline_file)

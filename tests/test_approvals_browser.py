@@ -21,12 +21,10 @@ SCREENSHOTS = Path("test-output/screenshots")
 
 
 def test_approve_from_the_dashboard_and_see_the_tool_marks(
-    write: WriteFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    write: WriteFile, tmp_path: Path, calls_log: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    calls_log = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("TOOL_TEST_LOG", str(calls_log))
     pipeline, config = write_guarded(write)
     with CantataServer(tmp_path, "--config", str(config), "--pipeline", str(pipeline)) as server:
         body = {"model": "guarded", "messages": [{"role": "user", "content": "send hi"}]}

@@ -20,10 +20,8 @@ pytestmark = pytest.mark.kill
 
 
 def test_a_waiting_turn_survives_a_killed_server_and_resumes_on_approve(
-    write: WriteFile, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+    write: WriteFile, tmp_path: Path, home: Path, calls_log: Path
 ) -> None:
-    calls_log = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("TOOL_TEST_LOG", str(calls_log))
     pipeline, config = write_guarded(write)
     args = ("--config", str(config), "--pipeline", str(pipeline))
     body = {"model": "guarded", "messages": [{"role": "user", "content": "send hi"}]}

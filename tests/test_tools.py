@@ -99,13 +99,6 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-@pytest.fixture
-def calls_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("TOOL_TEST_LOG", str(path))
-    return path
-
-
 def logged(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 

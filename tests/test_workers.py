@@ -8,10 +8,12 @@ run with a SIGKILL is tests/test_workers_kill.py."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,8 +21,10 @@ import pytest
 from cantata import bundled
 from cantata.config import load_config
 from cantata.errors import StoreError
+from cantata.loader import Pipeline, load_pipeline
 from cantata.runtime import Cantata
 from cantata.store import Store
+from cantata.store.rows import TurnRow
 from cantata.turn_queue import MAX_TAKEOVERS, QUEUE, STALLED_S, TurnQueue
 from cantata.worker import TurnWorker
 from tests.helpers.pipelines import WriteFile, scripted_config
@@ -28,16 +32,17 @@ from tests.helpers.postgres import PostgresServer
 from tests.helpers.server_app import chat_body, client, make_app, running
 from tests.helpers.sse import parse
 from tests.helpers.workers import pg_config
+from tests.test_approvals import logged, write_guarded
 from tests.test_cli import cantata
 from tests.test_store_postgres import unreachable_url
 
 
 @asynccontextmanager
-async def worker(config: Path, home: Path) -> AsyncIterator[TurnWorker]:
-    """A worker in process, running queued turns until the block ends."""
+async def worker(config: Path, home: Path, pipelines: dict[str, Pipeline] | None = None) -> AsyncIterator[TurnWorker]:
+    """A worker in process, running queued turns (of the bundled `pipelines` by default) until the block ends."""
     queue = TurnQueue(load_config(config).database or "")
     runtime = Cantata(load_config(config), home=home, fence_writes=True)
-    turns = TurnWorker(runtime, bundled.served(), queue)
+    turns = TurnWorker(runtime, pipelines or bundled.served(), queue)
     await queue.open()
     working = asyncio.create_task(queue.work(turns.run, concurrency=4, name="test", grace_s=5))
     try:
@@ -288,3 +293,49 @@ async def test_a_queued_turn_behind_its_sessions_running_turn_waits_its_place_pa
         second.cancel()
     assert running_turns == [first[1].id, first[1].id + 1]
     assert jobs == {first[1].id: "doing", first[1].id + 1: "todo"}
+
+
+async def test_an_approval_decided_on_a_server_resumes_its_turn_in_a_worker(
+    write: WriteFile, home: Path, postgres: PostgresServer, calls_log: Path
+) -> None:
+    """The turn paused for a person in a worker; the decision reaches a server, which queues
+    the turn again rather than running it itself; a worker finishes it, the call run once."""
+    pipeline_file, scripted = write_guarded(write)
+    url = postgres.new_database()
+    config = write("pg.yaml", scripted.read_text() + f"database: {json.dumps(url)}\n")
+    guarded = {"guarded": load_pipeline(pipeline_file)}
+    async with (
+        running(make_app(config, home, workers="queue", pipelines=[pipeline_file])) as app,
+        client(app) as http,
+        worker(config, home, guarded),
+    ):
+        service = app.state.service
+        queued: list[int] = []
+        enqueue = service.queue.enqueue
+
+        async def spied(turn_id: int, session_id: str, **options: Any) -> int:
+            queued.append(turn_id)
+            return await enqueue(turn_id, session_id, **options)
+
+        service.queue.enqueue = spied
+        body = (await http.post("/v1/chat/completions", json=chat_body("send hi", model="guarded"))).json()
+        turn_id = body["cantata"]["turn_id"]
+        assert body["cantata"]["status"] == "waiting"
+        (approval,) = body["cantata"]["approvals"]
+        decided = await http.post(f"/api/approvals/{approval}", json={"decision": "approve"})
+        assert decided.status_code == 200, decided.text
+        assert not service.running  # the server runs nothing of it
+        turn = await _until_finished(service.store, turn_id)
+    assert turn.status == "ok" and turn.replies[-1][1] == "done"
+    assert [c["tool"] for c in logged(calls_log)] == ["add", "send"]
+    # Queued twice: by the request (run up to the pause) and by the decision.
+    assert queued == [turn_id, turn_id]
+
+
+async def _until_finished(store: Store, turn_id: int) -> TurnRow:
+    for _ in range(400):
+        turn = await store.get_turn(turn_id)
+        if turn is not None and turn.status not in ("running", "waiting"):
+            return turn
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"turn {turn_id} did not finish")

@@ -22,14 +22,18 @@ from cantata.turn import AgentResult, Delivery, TurnResult, is_agent_status, tur
 POLL_S = 0.05  # how often a delivered turn's status is asked for, until it is stored
 
 _ENDED = {"agent_finished": "ok", "agent_failed": "failed", "agent_skipped": "skipped"}
+# What ends a turn's run by a worker: delivered, or paused until people decide its approvals
+# (a decision queues it again: server/service.py).
+_ENDS = frozenset({"turn_delivered", "turn_waiting"})
 
 
 async def follow_turn(feed: EventFeed, store: Store, turn_id: int) -> AsyncIterator[Event]:
     """The turn's stored events in order, as any process commits them, until it is delivered
-    and its status stored (the merged reply is stored with it, in the same commit or the next).
-    A turn the queue gave up on (its final event says why) raises TurnAbandoned at the end."""
+    or paused for approvals, and its status stored (the merged reply is stored with it, in the
+    same commit or the next). A turn the queue gave up on (its final event says why) raises
+    TurnAbandoned at the end."""
     reason = None
-    async for event in follow(feed, store, 0, turn_id=turn_id):
+    async for event in follow(feed, store, 0, turn_id=turn_id, ends=_ENDS):
         if event is not None:  # None: a heartbeat's silence
             yield event
             reason = event.data.get("reason") if event.type == "turn_delivered" else None
@@ -46,6 +50,7 @@ async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> Turn
     agents = {name: AgentResult(name=name) for name in pipeline.order}
     early: Delivery | None = None
     conflicts: list[dict[str, Any]] = []
+    approvals: list[int] = []
     delivered_s = 0.0
     for event in events:
         result = agents.get(event.agent or "")
@@ -56,6 +61,8 @@ async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> Turn
             conflicts.append(data)
         elif event.type == "turn_delivered":
             delivered_s = event.at_s
+        elif event.type == "turn_waiting":  # the last pause's approvals (a resumed turn may pause again)
+            approvals = [int(a) for a in data.get("approvals") or []]
         elif result is not None and event.type == "agent_started" and result.started_s is None:
             result.started_s = event.at_s
         elif result is not None and event.type in _ENDED:
@@ -76,7 +83,7 @@ async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> Turn
     final = None
     if final_agent is not None and final_text is not None:
         final = Delivery(agent=final_agent.name, text=final_text, at_s=delivered_s)
-    status = turn.status if turn.status in ("ok", "degraded") else "failed"
+    status = turn.status if turn.status in ("ok", "degraded", "waiting") else "failed"
     return TurnResult(
         pipeline=pipeline.name,
         user=turn.user_id,
@@ -88,6 +95,7 @@ async def stored_result(store: Store, pipeline: Pipeline, turn: TurnRow) -> Turn
         final=final,
         agents=list(agents.values()),
         conflicts=conflicts,
+        approvals=approvals if status == "waiting" else [],
         quality=turn_quality(
             {r.name: r.quality for r in agents.values() if r.status == "ok" and r.quality},
             [d.agent for d in (early, final) if d is not None],

@@ -259,8 +259,9 @@ class Service(Reads):
 
     async def decide(self, principal: Principal, approval_id: int, body: ApprovalDecision) -> ApprovalInfo:
         """Decide an approval the caller may see (404 otherwise; 409 once decided). The last
-        pending one of its turn resumes the turn here, in the background, as a turn of its
-        own (a shutdown meanwhile leaves it to the next start)."""
+        pending one of its turn resumes the turn: queued for the workers when they run the
+        turns, else here, in the background, as a turn of its own (a shutdown meanwhile
+        leaves it to the next start)."""
         await self.approval(principal, approval_id)
         try:
             decided = await self.runtime.decide(
@@ -270,7 +271,11 @@ class Service(Reads):
             raise HTTPError(409, str(exc), code="approval_decided") from exc
         approval = decided.approval
         pipeline = self.pipelines.get(approval.pipeline)
-        if decided.resumable and pipeline is not None and not self.stopping:
+        if decided.resumable and self.queue is not None:
+            # The worker that takes the job resumes it; a server that ran it itself would hold
+            # the session's lease outside the queue and do a worker's work on a serving process.
+            await self.queue.enqueue(approval.turn_id, approval.session_id, traceparent=telemetry.current_traceparent())
+        elif decided.resumable and pipeline is not None and not self.stopping:
             task = asyncio.create_task(self.runtime.resume(pipeline, approval.turn_id, wait=True))
             self.running.add(task)
             task.add_done_callback(self._finished)

@@ -136,10 +136,12 @@ async def follow(
     live: bool = True,
     stopping: asyncio.Event | None = None,
     heartbeat_s: float = HEARTBEAT_S,
+    ends: frozenset[str] = frozenset({"turn_delivered"}),
 ) -> AsyncGenerator[Event | None]:
     """The stored events after `seq` (of `user_id`'s turns, or of turn `turn_id`), then with
     `live` each one committed later, once and in order; None after `heartbeat_s` of silence.
-    A turn's events end with its `turn_delivered`; the live tail ends once `stopping` is set.
+    A turn's events end with its `turn_delivered` (or another of `ends`); the live tail ends
+    once `stopping` is set.
 
     The subscription is opened before the store is read, so an event committed in between is
     in one or the other (a duplicate is known by its seq); a subscription that falls behind
@@ -161,7 +163,7 @@ async def follow(
                 for stored in batch:
                     seq = stored.stored_seq
                     yield stored
-                    if turn_id is not None and stored.type == "turn_delivered":
+                    if turn_id is not None and stored.type in ends:
                         return
                 if len(batch) < PAGE:
                     break
@@ -184,7 +186,7 @@ async def follow(
                     continue
                 seq = item.seq
                 yield item
-                if turn_id is not None and item.type == "turn_delivered":
+                if turn_id is not None and item.type in ends:
                     return
     finally:
         subscription.close()
