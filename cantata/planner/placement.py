@@ -118,3 +118,32 @@ def pack(
             free[gpu.key] -= placement.per_gpu_bytes
         placed[request.name] = placement
     return placed
+
+
+def stretch(
+    requests: list[InstanceRequest], one_node: dict[str, Placement], hardware: Hardware
+) -> dict[str, Placement]:
+    """A plan made for node 0 laid across every node of `hardware`: each instance keeps its GPUs,
+    now on every node, one pipeline stage per node (one copy of its weights instead of one per node).
+
+    Raises PackingError for an instance with fewer layers than stages or one that no longer fits
+    (its KV budget in `requests` is for all the turns in flight, not one node's share).
+    """
+    by_key = {g.key: g for g in hardware.gpus}
+    free = {g.key: g.spec.usable_bytes for g in hardware.gpus}
+    placed: dict[str, Placement] = {}
+    for request in requests:
+        own = one_node[request.name]
+        stages = own.pipeline_parallel * len(hardware.nodes)
+        need = per_gpu_bytes(request.model, request.quant, request.kv_budget, own.tensor_parallel, stages)
+        gpus = [by_key[f"n{node.index}:{gpu.index}"] for node in hardware.nodes for gpu in own.gpus]
+        if stages > request.model.layers:
+            raise PackingError(request, f"{request.model.name} has fewer layers ({request.model.layers}) than stages")
+        if any(free[g.key] < need for g in gpus):
+            raise PackingError(request, _shortfall(request, hardware, free))
+        for gpu in gpus:
+            free[gpu.key] -= need
+        placed[request.name] = Placement(
+            gpus=gpus, tensor_parallel=own.tensor_parallel, pipeline_parallel=stages, per_gpu_bytes=need
+        )
+    return placed
