@@ -1,5 +1,6 @@
 """Plans on several nodes: NODESxGPUSxTYPE hardware, pipeline parallel across nodes over Ray,
-one replica per node of what fits one node, and refusals of bad specs and of what fits nowhere."""
+one replica per node of what fits one node while the copies leave at least half the KV cache
+of one copy spanning the nodes, and refusals of bad specs and of what fits nowhere."""
 
 from __future__ import annotations
 
@@ -219,7 +220,7 @@ def test_a_model_under_two_thirds_of_a_node_runs_a_replica_on_each_node() -> Non
     assert weights <= 2 * hardware.first_node().usable_bytes / 3
     plan = plan_json("--pipeline", "coaching", "--model", "qwen3-235b-a22b:fp8", "--hardware", "2x8xh100")
     (inst,) = plan.instances
-    assert (inst.pipeline_parallel, plan.replicas, plan.span_reason) == (1, 2, None)
+    assert (inst.pipeline_parallel, inst.tensor_parallel, plan.replicas, plan.span_reason) == (1, 8, 2, None)
     assert all(g.startswith("n0:") for g in inst.gpus)
     assert inst.urls == ["http://node0:8100/v1", "http://node1:8100/v1"] and inst.url == inst.urls[0]
     assert all(g.instances == [inst.name] for g in plan.gpus if g.gpu.split(":")[1] in devices_on(inst, 0))
@@ -264,8 +265,8 @@ def test_the_issues_command_spans_both_nodes_pipeline_parallel_2_tensor_parallel
     assert weights > 2 * node_bytes / 3
     reason = f"{_one_copy_figures(weights, node_bytes, 2)}: one instance spans the 2 nodes, pipeline parallel 2 x tensor parallel 8"
     assert plan.span_reason == reason and plan.notes[0] == reason
-    # Each GPU holds half the weights a replica's would: the rest, all but the runtime, is KV cache
-    # (stored twice over: tensor parallel 8 replicates the model's 4 KV heads).
+    # Each GPU holds half the weights a replica's GPU would; the rest, all but the runtime, is KV
+    # cache (stored twice over: tensor parallel 8 replicates the model's 4 KV heads).
     assert inst.per_gpu_gb < (weights / 8 + RUNTIME_OVERHEAD_BYTES) / GB
     kv_room = 2 * node_bytes - weights - 16 * RUNTIME_OVERHEAD_BYTES
     stored = inst.kv_tokens * inst.kv_bytes_per_token * kv_replication(catalog.model("qwen3-235b-a22b"), 8)
@@ -402,3 +403,19 @@ def test_compose_refuses_a_plan_on_several_nodes() -> None:
     for hardware in ("2x8xa100-40", "2x8xa100-80"):
         result = run(*BIG, "--hardware", hardware, "--emit", "compose")
         assert result.exit_code == 2 and "use --emit vllm" in result.stderr
+
+
+def test_a_model_with_fewer_layers_than_nodes_stays_replicated_and_the_note_says_why() -> None:
+    catalog = load_catalog()
+    model = catalog.model("gpt-oss-20b")
+    weights = weight_bytes(model, catalog.quantization("mxfp4"))
+    nodes = model.layers + 8
+    hardware = f"{nodes}x1x4090"
+    node_bytes = resolve_hardware(hardware).first_node().usable_bytes
+    assert weights > nodes * node_bytes / (2 * nodes - 1)  # past the bound: spanning was wanted
+    plan = planned(COACHING, hardware, "gpt-oss-20b:mxfp4")
+    assert plan.replicas == nodes and plan.span_reason is None
+    assert plan.notes[0] == (
+        f"{_one_copy_figures(weights, node_bytes, nodes)}, but gpt-oss-20b has fewer layers ({model.layers}) than "
+        "stages: each node runs a replica"
+    )
