@@ -20,6 +20,7 @@ from cantata.planner.emit import devices_on
 from cantata.planner.hardware import USABLE_FRACTION, resolve_hardware
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_replication, weight_bytes
 from cantata.planner.nodes import NodeMemory
+from cantata.planner.placement import InstanceRequest, PackingError, pack
 from cantata.planner.plan import Plan
 from cantata.planner.speed import INTERNODE_HOP_S, Engine
 from cantata.planner.workload import Workload
@@ -127,12 +128,14 @@ def _stub(directory: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def _launch_script(tmp_path: Path, gpus_seen: str) -> tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]:
+def _launch_script(
+    tmp_path: Path, gpus_seen: str, hardware: str = "2x8xa100-40"
+) -> tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]:
     """The multi-node script, with ray, vllm and curl stood in by recorders (and no python3
     on its PATH: a node's may lack ray); `ray status` reports the cluster's GPUs as the shell
     snippet `gpus_seen` says, given the number of times it was asked ($N). Returns the file
     the calls are recorded in, and a function that runs the script as a node."""
-    result = run(*BIG, "--hardware", "2x8xa100-40", "--emit", "vllm")
+    result = run(*BIG, "--hardware", hardware, "--emit", "vllm")
     assert result.exit_code == 0, result.output
     (tmp_path / "launch.sh").write_text(result.stdout)
     bin_dir = tmp_path / "bin"
@@ -164,9 +167,11 @@ def _launch_script(tmp_path: Path, gpus_seen: str) -> tuple[Path, Callable[..., 
     return calls, node
 
 
-def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(tmp_path: Path) -> None:
+# A node too small for the model, and the issue's command: a node holds it, but two copies do not pay.
+@pytest.mark.parametrize("hardware", ["2x8xa100-40", "2x8xa100-80"])
+def test_the_emitted_script_joins_the_worker_then_starts_the_server_on_the_head(tmp_path: Path, hardware: str) -> None:
     # The cluster has node0's 8 GPUs at the first look and all 16 at the second.
-    calls, node = _launch_script(tmp_path, 'if [ "$N" -ge 2 ]; then echo 16; else echo 8; fi')
+    calls, node = _launch_script(tmp_path, 'if [ "$N" -ge 2 ]; then echo 16; else echo 8; fi', hardware)
     worker = node("node1")
     assert worker.returncode == 0, worker.stderr
     assert "node1 joined the Ray cluster at node0:6379" in worker.stdout
@@ -367,7 +372,7 @@ def test_several_instances_past_the_bound_keep_one_copy_each_across_the_nodes() 
 
 
 def test_instances_sharing_gpus_stay_replicated_and_the_note_says_why() -> None:
-    """Spanning would put two servers' Ray ranks on one GPU, which Ray's executor cannot place."""
+    """Stretched over the nodes, two servers' Ray ranks would share a GPU, which Ray cannot place."""
     shared = planned(FACTORY, "2x4xa40")
     assert shared.replicas == 2 and shared.span_reason is None
     weights = sum(i.weights_gb for i in shared.instances)
@@ -376,7 +381,32 @@ def test_instances_sharing_gpus_stay_replicated_and_the_note_says_why() -> None:
     instances = [set(i.gpus) for i in shared.instances]
     assert any(a & b for a in instances for b in instances if a is not b)
     assert shared.notes[0].startswith(f"replicas would copy {weights:.0f} GB of weights onto each node")
-    assert "share GPUs and cannot all span the nodes over one Ray cluster" in shared.notes[0]
+    assert (
+        "share GPUs, and over one Ray cluster each rank of a server spanning nodes claims a whole GPU"
+        in (shared.notes[0])
+    )
+
+
+def test_no_gpu_holds_stages_of_two_servers_spanning_nodes() -> None:
+    """GLM-4.5-Air in BF16 spans both nodes of four A40 on every GPU; gpt-oss-120b would fit
+    beside it only as a second set of Ray ranks on the same GPUs, which Ray cannot place."""
+    catalog = load_catalog()
+    requests = [
+        InstanceRequest(name=name, model=model, quant=catalog.quantization(quant), kv_budget=0.0)
+        for name, model, quant in (
+            ("glm", catalog.model("glm-4.5-air"), "bf16"),
+            ("gpt-oss", catalog.model("gpt-oss-120b"), "mxfp4"),
+        )
+    ]
+    hardware = resolve_hardware("2x4xa40")
+    (glm,) = pack(requests[:1], hardware).values()
+    assert glm.pipeline_parallel == 2 and len(glm.gpus) == len(hardware.gpus)
+    with pytest.raises(PackingError) as refused:
+        pack(requests, hardware)
+    assert refused.value.request.name == "gpt-oss"
+    assert "(8 GPU(s) hold a stage of a server spanning nodes, where Ray gives each rank a whole GPU)" in (
+        refused.value.reason
+    )
 
 
 def test_replicas_share_the_turns_in_flight() -> None:

@@ -87,33 +87,18 @@ def lay_out(planner: Planner, whole: Selection) -> Layout:
     why = memory.figures()
     # One copy of each instance: as planned for all the nodes if that plan already uses them all,
     # else the one-node plan stretched, each instance on the same GPUs of every node.
-    if set(whole.roles_of) == set(single.roles_of) and _nodes_used(whole) == count and _ray_places(whole):
+    if set(whole.roles_of) == set(single.roles_of) and _nodes_used(whole) == count:
         return Layout(planner, whole, 1, f"{why}: {_spans(whole, count)}")
     shaped = planner.instances(single.assignment)  # sized for all the turns in flight
     try:
         spanning = planner.simulate(replace(shaped, placements=stretch(shaped.requests, single.placements, hardware)))
     except PackingError as exc:
         return Layout(per_node, single, count, f"{why}, but {exc.reason}: each node runs a replica")
-    if not _ray_places(spanning):
-        return Layout(
-            per_node,
-            single,
-            count,
-            f"{why}, but its instances share GPUs and cannot all span the nodes over one Ray cluster (each "
-            "rank claims a whole GPU): each node runs a replica",
-        )
     return Layout(planner, spanning, 1, f"{why}: {_spans(spanning, count)}")
 
 
 def _nodes_used(selection: Selection) -> int:
     return len({g.node for p in selection.placements.values() for g in p.gpus})
-
-
-def _ray_places(selection: Selection) -> bool:
-    """Whether Ray can place every server spanning nodes: no GPU holds two of them (vLLM's Ray
-    executor reserves a whole GPU per rank; a server on one node shares its GPUs outside Ray)."""
-    held = [g.key for p in selection.placements.values() if p.pipeline_parallel > 1 for g in p.gpus]
-    return len(held) == len(set(held))
 
 
 def _spans(selection: Selection, nodes: int) -> str:
