@@ -1,21 +1,16 @@
 """Several identical nodes: a replica of the one-node plan on each, or one copy spanning them.
 
-A plan spanning n nodes (pipeline parallel across them) holds one copy of the weights; a
-replica per node holds n. Replicas are planned only while they keep at least half the KV
-cache the spanning plan would have, i.e. while (n-1) x W <= n x (N - W) (W: the instance's
-weights, N: a node's usable memory; for one model that is W <= n N / (2n - 1), two thirds of
-a node for two nodes). Past that, the copies of the weights take more memory than the cache
-they leave; the plan spans the nodes instead. Replicas also need to score at least as well
-as the plan made for all the nodes.
+The rule (plan.py's docstring, the README's planner section): replicas are planned only while
+(n-1) x W <= n x (N - W), that is while they keep at least half the KV cache of one copy
+spanning the n nodes (W: the weights of the one-node plan's instances together, N: a node's
+usable memory), and while they score at least as well as the plan made for all the nodes.
 
-Several instances: W is their weights together (one node's copy of each). The one copy is
-then the plan made for all the nodes when it already uses every node (each instance on a
-node of its own, or spanning where it must), else the one-node plan stretched: each instance
-keeps its GPUs, now on every node, one pipeline stage per node.
-
-Replicas stay past the bound only where no such plan can be launched: servers spanning nodes
-that would share a GPU (vLLM's Ray executor reserves a whole GPU for each rank), or a model
-with fewer layers than nodes. The plan's first note says so, with the figures.
+Past the bound, the one copy is the plan made for all the nodes when it already uses every
+node (several instances, each on a node of its own or spanning where it must), else the
+one-node plan stretched: each instance keeps its GPUs, now on every node, one pipeline stage
+per node. Replicas stay past the bound only where neither can be launched: servers spanning
+nodes that would share a GPU (vLLM's Ray executor reserves a whole GPU for each rank), or a
+model with fewer layers than nodes; the plan's first note says so, with the figures.
 """
 
 from __future__ import annotations
@@ -105,7 +100,7 @@ def _spans(selection: Selection, nodes: int) -> str:
     """Where the one copy of each instance runs."""
     placed = selection.placements
     if len(placed) == 1:
-        ((name, only),) = placed.items()
+        (only,) = placed.values()
         if only.pipeline_parallel > 1:
             return (
                 f"one instance spans the {nodes} nodes, pipeline parallel {only.pipeline_parallel} x tensor parallel "
