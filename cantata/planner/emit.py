@@ -6,6 +6,7 @@ config that binds the pipeline's aliases to the launched servers.
 from __future__ import annotations
 
 import shlex
+import textwrap
 from typing import Any
 
 import yaml
@@ -187,6 +188,11 @@ def _header(plan: Plan) -> list[str]:
             f"# starts the Ray head (port {RAY_PORT}) and waits until the cluster has {ray.gpus} GPUs; on",
             f"# {', '.join(others)} it joins that head. Start node{ray.head} first.",
         ]
+    if plan.span_reason:
+        # The rule that chose spanning over a replica per node, with its figures (README, planner).
+        # A no-break space keeps each figure on one line with its unit.
+        text = f"Why not a replica per node: {plan.span_reason}.".replace(" GB", "\xa0GB")
+        lines += [f"# {line}".replace("\xa0", " ") for line in textwrap.wrap(text, 94)]
     return lines
 
 

@@ -50,14 +50,20 @@ def _tp_sizes(model: ModelSpec, limit: int) -> list[int]:
     return [tp for tp in TP_SIZES if tp <= limit and model.attention_heads % tp == 0]
 
 
-def _fit_in_node(node: Node, free: dict[str, float], tp: int, need: float) -> list[GPU] | None:
-    gpus = sorted(node.gpus, key=lambda g: -free[g.key])[:tp]
+def _fit_in_node(
+    node: Node, free: dict[str, float], tp: int, need: float, taken: frozenset[str] = frozenset()
+) -> list[GPU] | None:
+    gpus = sorted((g for g in node.gpus if g.key not in taken), key=lambda g: -free[g.key])[:tp]
     if len(gpus) == tp and all(free[g.key] >= need for g in gpus):
         return gpus
     return None
 
 
-def _place_one(request: InstanceRequest, hardware: Hardware, free: dict[str, float], min_tp: int = 1) -> Placement:
+def _place_one(
+    request: InstanceRequest, hardware: Hardware, free: dict[str, float], min_tp: int, on_ray: frozenset[str]
+) -> Placement:
+    """on_ray: the GPUs holding a stage of an instance across nodes already; Ray reserves a whole
+    GPU for each rank (vLLM's Ray executor), so no second such instance goes there."""
     model, quant, kv = request.model, request.quant, request.kv_budget
     nodes = sorted(hardware.nodes, key=lambda n: -sum(free[g.key] for g in n.gpus))
     for tp in _tp_sizes(model, max(len(n.gpus) for n in hardware.nodes)):
@@ -80,15 +86,17 @@ def _place_one(request: InstanceRequest, hardware: Hardware, free: dict[str, flo
                 need = per_gpu_bytes(model, quant, kv, tp, pp)
                 stages: list[GPU] = []
                 for node in alike:
-                    gpus = _fit_in_node(node, free, tp, need)
+                    gpus = _fit_in_node(node, free, tp, need, on_ray)
                     if gpus is not None:
                         stages.extend(gpus)
                     if len(stages) == tp * pp:
                         return Placement(gpus=stages, tensor_parallel=tp, pipeline_parallel=pp, per_gpu_bytes=need)
-    raise PackingError(request, _shortfall(request, hardware, free))
+    raise PackingError(request, _shortfall(request, hardware, free, on_ray))
 
 
-def _shortfall(request: InstanceRequest, hardware: Hardware, free: dict[str, float]) -> str:
+def _shortfall(
+    request: InstanceRequest, hardware: Hardware, free: dict[str, float], on_ray: frozenset[str] = frozenset()
+) -> str:
     """Why it does not fit, in the terms of its best chance (all GPUs of the largest node, or all nodes)."""
     model, quant, kv = request.model, request.quant, request.kv_budget
     total_need = per_gpu_bytes(model, quant, kv, 1, 1)
@@ -99,6 +107,11 @@ def _shortfall(request: InstanceRequest, hardware: Hardware, free: dict[str, flo
         f"{model.name} {quant.name} needs {total_need / GB:.1f} GB (weights, KV cache, runtime) "
         f"but {hardware.name} has {free_total / GB:.1f} GB free of {usable / GB:.1f} GB usable, "
         f"at most {largest / GB:.1f} GB on one GPU, and no split over GPUs holds it"
+        + (
+            f" ({len(on_ray)} GPU(s) hold a stage of a server spanning nodes, where Ray gives each rank a whole GPU)"
+            if on_ray
+            else ""
+        )
     )
 
 
@@ -111,10 +124,50 @@ def pack(
     GPUs for speed); by default each instance takes the fewest GPUs that hold it.
     """
     free = {g.key: g.spec.usable_bytes for g in hardware.gpus}
+    on_ray: set[str] = set()
     placed: dict[str, Placement] = {}
     for request in sorted(requests, key=lambda r: -per_gpu_bytes(r.model, r.quant, r.kv_budget, 1, 1)):
-        placement = _place_one(request, hardware, free, (min_tp or {}).get(request.name, 1))
+        placement = _place_one(request, hardware, free, (min_tp or {}).get(request.name, 1), frozenset(on_ray))
         for gpu in placement.gpus:
             free[gpu.key] -= placement.per_gpu_bytes
+        if placement.pipeline_parallel > 1:
+            on_ray.update(g.key for g in placement.gpus)
         placed[request.name] = placement
+    return placed
+
+
+def stretch(
+    requests: list[InstanceRequest], one_node: dict[str, Placement], hardware: Hardware
+) -> dict[str, Placement]:
+    """A plan made for node 0 laid across every node of `hardware`: each instance keeps its GPUs,
+    now on every node, one pipeline stage per node (one copy of its weights instead of one per node).
+
+    Raises PackingError for an instance with fewer layers than stages, for instances sharing a
+    GPU (over one Ray cluster each rank claims a whole GPU, see _place_one), or for one that no
+    longer fits (its KV budget in `requests` is for all the turns in flight, not one node's share).
+    """
+    by_key = {g.key: g for g in hardware.gpus}
+    free = {g.key: g.spec.usable_bytes for g in hardware.gpus}
+    placed: dict[str, Placement] = {}
+    for request in requests:
+        own = one_node[request.name]
+        stages = own.pipeline_parallel * len(hardware.nodes)
+        need = per_gpu_bytes(request.model, request.quant, request.kv_budget, own.tensor_parallel, stages)
+        gpus = [by_key[f"n{node.index}:{gpu.index}"] for node in hardware.nodes for gpu in own.gpus]
+        if stages > request.model.layers:
+            raise PackingError(request, f"{request.model.name} has fewer layers ({request.model.layers}) than stages")
+        shared = next((name for name, other in placed.items() if set(other.gpus) & set(gpus)), None)
+        if shared is not None:
+            raise PackingError(
+                request,
+                f"{request.name} and {shared} share GPUs, and over one Ray cluster each rank of a server "
+                "spanning nodes claims a whole GPU",
+            )
+        if any(free[g.key] < need for g in gpus):
+            raise PackingError(request, _shortfall(request, hardware, free))
+        for gpu in gpus:
+            free[gpu.key] -= need
+        placed[request.name] = Placement(
+            gpus=gpus, tensor_parallel=own.tensor_parallel, pipeline_parallel=stages, per_gpu_bytes=need
+        )
     return placed

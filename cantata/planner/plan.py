@@ -10,10 +10,17 @@ most of its roles, which keeps the pipeline runnable unchanged, and every instan
 also serves an alias of its own name; the plan lists, as `alias_changes`, the roles
 whose `model:` should be set to that name to run on the instance planned for them.
 
-Nodes. On several identical nodes, a plan that fits one node is made for node 0 and run
+Nodes. On several identical nodes, a plan that fits one node is made for node 0 and may run
 on every node, one replica per node (the config lists them as `urls:` of one instance),
-each sized for its share of the turns in flight; only what does not fit one node (or
-scores better on several) spans nodes, pipeline parallel across them.
+each sized for its share of the turns in flight. A plan spanning n nodes (pipeline parallel
+across them) holds one copy of the weights; a replica per node holds n. Replicas are planned
+only while they keep at least half the KV cache the spanning plan would have, i.e. while
+(n-1) x W <= n x (N - W) (W: the instance's weights, N: a node's usable memory; for one
+model that is W <= n N / (2n - 1), two thirds of a node for two nodes). Past that, the copies
+of the weights take more memory than the cache they leave; the plan spans the nodes instead.
+As before, replicas also need to score at least as well as the plan made for all the nodes.
+With several instances W is their weights together; spanning, each keeps its GPUs on every
+node (nodes.py). What does not fit one node spans nodes whatever the rule.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from cantata.errors import UserError
 from cantata.planner.catalog import NEED_BENCHMARK, PROXY_DISCOUNT, Benchmark, Catalog, ModelChoice, load_catalog
 from cantata.planner.hardware import MAX_NODES, Hardware, gpu_types, profile, profile_names, resolve_hardware
 from cantata.planner.memory import GB, RUNTIME_OVERHEAD_BYTES, kv_bytes_per_token, kv_replication, weight_bytes
+from cantata.planner.nodes import Layout, lay_out
 from cantata.planner.selection import CONTEXT_STEP, MIN_CONTEXT, Failure, Planner, Selection
 from cantata.planner.speed import INTERNODE_BANDWIDTH_GBS, INTERNODE_HOP_S, TurnTiming
 from cantata.planner.workload import Workload
@@ -133,6 +141,8 @@ class Plan(BaseModel):
     timing: TurnTiming
     alias_changes: list[AliasChange]
     notes: list[str]
+    # Why the plan spans the nodes where a replica on each was possible (the first note too).
+    span_reason: str | None = None
 
 
 def make_plan(
@@ -154,18 +164,13 @@ def make_plan(
         changes = _nearest_changes(planner)
         hint = f"; nearest feasible change: {'; or '.join(changes)}" if changes else ""
         raise PlanInfeasible(f"cannot plan '{workload.name}' on {hardware.name}: {result.reason}{hint}")
-    replicas = 1
-    if hardware.identical_nodes:
-        # Each replica takes its share of the turns in flight.
-        count = len(hardware.nodes)
-        per_node = Planner(workload, hardware.first_node(), catalog, forced, context, -(-concurrency // count))
-        single = per_node.search()
-        if isinstance(single, Selection) and single.score >= result.score * (1 - 1e-9):
-            planner, result, replicas = per_node, single, count
-    last_port = port_base + len(result.roles_of) - 1
+    layout = lay_out(planner, result)
+    last_port = port_base + len(layout.selection.roles_of) - 1
     if not 1 <= port_base <= last_port <= 65535:
-        raise UserError(f"--port-base {port_base}: the {len(result.roles_of)} server(s) need ports up to {last_port}")
-    return _assemble(planner, result, port_base, hardware, concurrency, replicas)
+        raise UserError(
+            f"--port-base {port_base}: the {len(layout.selection.roles_of)} server(s) need ports up to {last_port}"
+        )
+    return _assemble(layout, port_base, hardware, concurrency)
 
 
 def _check_arguments(workload: Workload, forced: list[ModelChoice], context: int | None, concurrency: int) -> None:
@@ -274,10 +279,9 @@ def _more_nodes(hardware: Hardware, feasible: Callable[..., Selection | None]) -
     return None
 
 
-def _assemble(
-    planner: Planner, selection: Selection, port_base: int, full: Hardware, concurrency: int, replicas: int
-) -> Plan:
-    """The plan as planned on planner.hardware (node 0 alone when replicas > 1), laid onto `full`."""
+def _assemble(layout: Layout, port_base: int, full: Hardware, concurrency: int) -> Plan:
+    """The plan as planned on its planner's hardware (node 0 alone when replicas > 1), laid onto `full`."""
+    planner, selection, replicas = layout.planner, layout.selection, layout.replicas
     workload, hardware, catalog = planner.workload, planner.hardware, planner.catalog
     keys = list(selection.roles_of)  # in pipeline order of their first role
     # The nodes the plan uses, not those the profile has: servers that all run on one node are
@@ -407,7 +411,9 @@ def _assemble(
         memory_total_gb=full.memory_gb,
         timing=selection.timing,
         alias_changes=changes,
-        notes=_notes(instances, roles, changes, gpus, multi_node, replicas, planner.concurrency),
+        notes=([layout.note] if layout.note else [])
+        + _notes(instances, roles, changes, gpus, multi_node, replicas, planner.concurrency),
+        span_reason=layout.note if replicas == 1 else None,
     )
 
 

@@ -16,7 +16,7 @@ fastest predicted turn wins (say AWQ on one GPU over FP8 split over two).
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cantata.planner.catalog import Catalog, ModelChoice, ModelSpec, Quantization
 from cantata.planner.hardware import USABLE_FRACTION, Hardware
@@ -206,8 +206,8 @@ class Planner:
         seqs = self.concurrency * self.workload.max_parallel([r.name for r in roles])
         return context, seqs, seqs * kv_bytes_for_sequence(candidate.model, context)
 
-    def fit(self, assignment: dict[str, Candidate]) -> Fit | Failure:
-        """Build the instances an assignment implies and pack them, or say why they do not fit."""
+    def instances(self, assignment: dict[str, Candidate]) -> Fit:
+        """The instances an assignment implies, sized for the turns in flight, not yet placed."""
         roles = self.workload.roles
         by_key: dict[str, list[str]] = {}
         members: dict[str, Candidate] = {}
@@ -223,11 +223,18 @@ class Planner:
             context, n, kv = self.instance_shape(members[key], [roles[r] for r in names])
             contexts[key], seqs[key] = context, n
             requests.append(InstanceRequest(name=key, model=members[key].model, quant=members[key].quant, kv_budget=kv))
+        score = sum(self.quality(assignment[r], roles[r]) for r in assignment)
+        return Fit(assignment, requests, by_key, contexts, seqs, {}, score)
+
+    def fit(self, assignment: dict[str, Candidate]) -> Fit | Failure:
+        """Build the instances an assignment implies and pack them, or say why they do not fit."""
+        shaped = self.instances(assignment)
+        requests = shaped.requests
         total = sum(r.kv_budget + weight_bytes(r.model, r.quant) + RUNTIME_OVERHEAD_BYTES for r in requests)
         if total > self.hardware.usable_bytes:
-            verb = "need" if len(by_key) > 1 else "needs"
+            verb = "need" if len(requests) > 1 else "needs"
             return Failure(
-                f"{' + '.join(by_key)} {verb} {total / GB:.1f} GB with KV cache and runtime, but "
+                f"{' + '.join(shaped.roles_of)} {verb} {total / GB:.1f} GB with KV cache and runtime, but "
                 f"{self.hardware.name} has {self.hardware.usable_bytes / GB:.1f} GB usable "
                 f"({self.hardware.memory_gb:g} GB, {USABLE_FRACTION:.0%} of each GPU for vLLM)",
                 assignment,
@@ -236,8 +243,7 @@ class Planner:
             placements = pack(requests, self.hardware)
         except PackingError as exc:
             return Failure(exc.reason, assignment)
-        score = sum(self.quality(assignment[r], roles[r]) for r in assignment)
-        return Fit(assignment, requests, by_key, contexts, seqs, placements, score)
+        return replace(shaped, placements=placements)
 
     def simulate(self, fit: Fit) -> Selection:
         engines = {}
