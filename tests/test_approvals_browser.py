@@ -20,9 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.server]
 SCREENSHOTS = Path("test-output/screenshots")
 
 
-def test_approve_from_the_dashboard_and_see_the_tool_marks(
-    write: WriteFile, tmp_path: Path, calls_log: Path
-) -> None:
+def test_approve_from_the_dashboard_and_see_the_tool_marks(write: WriteFile, tmp_path: Path, calls_log: Path) -> None:
     from playwright.sync_api import expect
 
     pipeline, config = write_guarded(write)
