@@ -35,6 +35,24 @@ def node_block(script: str, node: str) -> str:
     return script.split(f'if [ "$NODE" = {node} ]; then\n', 1)[1].split("\nfi\n", 1)[0]
 
 
+def assert_two_node_script(script: str) -> str:
+    """The checks every PP2 x TP8 script over two 8-GPU nodes passes: the Ray head on node0,
+    node1 joining it, one `vllm serve` on the head with both sizes and the Ray executor,
+    started once all 16 GPUs have joined; its instance reached on the head. Returns node0's block."""
+    head, worker = node_block(script, "node0"), node_block(script, "node1")
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8" in head
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --address=node0:6379 --num-gpus=8" in worker
+    assert "vllm serve" not in worker
+    (serve,) = [line for line in head.splitlines() if "vllm serve" in line]
+    command = head[head.index(serve) :].split("> logs/", 1)[0]
+    for flag in ("--tensor-parallel-size 8", "--pipeline-parallel-size 2", "--distributed-executor-backend ray"):
+        assert flag in command, flag
+    assert head.index("wait_ray_gpus 16") < head.index("vllm serve")
+    (entry,) = script_config(script)["instances"]
+    assert entry["url"] == "http://node0:8100/v1" and "urls" not in entry
+    return head
+
+
 def plan_json(*args: str) -> Plan:
     result = run(*args, "--json")
     assert result.exit_code == 0, result.output
@@ -109,17 +127,7 @@ def test_weights_that_fit_one_node_span_two_when_the_kv_cache_does_not_fit_besid
 def test_emit_vllm_starts_a_ray_head_a_worker_and_the_server_with_both_sizes() -> None:
     result = run(*BIG, "--hardware", "2x8xa100-40", "--emit", "vllm")
     assert result.exit_code == 0, result.output
-    script = result.stdout
-    head, worker = node_block(script, "node0"), node_block(script, "node1")
-    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8" in head
-    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --address=node0:6379 --num-gpus=8" in worker
-    assert "vllm serve" not in worker
-    serve = head.split("vllm serve ", 1)[1]
-    for flag in ("--tensor-parallel-size 8", "--pipeline-parallel-size 2", "--distributed-executor-backend ray"):
-        assert flag in serve, flag
-    # The server starts once all 16 GPUs have joined the cluster, before its ranks are placed.
-    assert head.index("wait_ray_gpus 16") < head.index("vllm serve")
-    assert script_config(script)["instances"][0]["url"] == "http://node0:8100/v1"
+    assert_two_node_script(result.stdout)
 
 
 def _stub(directory: Path, name: str, body: str) -> None:
@@ -281,17 +289,7 @@ def test_the_issues_command_spans_both_nodes_pipeline_parallel_2_tensor_parallel
     result = run(*args, "--emit", "vllm")
     assert result.exit_code == 0, result.output
     script = result.stdout
-    head, worker = node_block(script, "node0"), node_block(script, "node1")
-    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --head --port=6379 --num-gpus=8" in head
-    assert "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ray start --address=node0:6379 --num-gpus=8" in worker
-    assert "vllm serve" not in worker
-    (serve,) = [line for line in head.splitlines() if "vllm serve" in line]
-    command = head[head.index(serve) :].split("> logs/", 1)[0]
-    for flag in ("--tensor-parallel-size 8", "--pipeline-parallel-size 2", "--distributed-executor-backend ray"):
-        assert flag in command, flag
-    assert head.index("wait_ray_gpus 16") < head.index("vllm serve")
-    (entry,) = script_config(script)["instances"]
-    assert entry["url"] == "http://node0:8100/v1" and "urls" not in entry
+    assert_two_node_script(script)
     # The script's header says why, with the same figures.
     header = " ".join(line[2:] for line in script.split("set -e", 1)[0].splitlines() if line.startswith("# "))
     assert f"Why not a replica per node: {reason}." in header
