@@ -63,6 +63,12 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
+def step(*logged: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools' log lines of one step, in a set order: a step's calls run at once
+    (ToolLoop.run), so the order in which they reach the log is not defined."""
+    return sorted(logged, key=lambda line: json.dumps(line, sort_keys=True))
+
+
 class Rounds:
     def __init__(self, write: WriteFile, tmp_path: Path, home: Path) -> None:
         write("acts.py", TOOLS)
@@ -96,6 +102,16 @@ class Rounds:
     def calls(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
+    def steps(self, *sizes: int) -> list[list[dict[str, Any]]]:
+        """The tools' log cut into consecutive steps of these sizes, each as `step` orders it:
+        the steps follow one another, the calls within one do not."""
+        calls, steps = self.calls(), []
+        assert len(calls) == sum(sizes), calls
+        for size in sizes:
+            steps.append(step(*calls[:size]))
+            calls = calls[size:]
+        return steps
+
     def rows(self) -> list[tuple[Any, ...]]:
         with sqlite3.connect(self.home / "cantata.db") as db:
             return db.execute("SELECT step, idx, tool, status FROM tool_calls ORDER BY step, idx").fetchall()
@@ -108,11 +124,10 @@ def test_a_kill_between_steps_reruns_no_completed_call(write: WriteFile, tmp_pat
     assert rounds.rows() == [(1, 0, "add", "ok"), (1, 1, "send", "ok"), (2, 0, "add", "ok")]
     (result,) = rounds.resume([{"tool_calls": [call("send", text="b")]}, {"final": "all done"}])
     assert result["status"] == "ok" and result["final"]["text"] == "all done"
-    assert rounds.calls() == [
-        {"tool": "add", "a": 1, "b": 2},
-        {"tool": "send", "text": "a"},
-        {"tool": "add", "a": 3, "b": 4},
-        {"tool": "send", "text": "b"},
+    assert rounds.steps(2, 1, 1) == [
+        step({"tool": "add", "a": 1, "b": 2}, {"tool": "send", "text": "a"}),
+        step({"tool": "add", "a": 3, "b": 4}),
+        step({"tool": "send", "text": "b"}),
     ]
     assert rounds.rows() == [(1, 0, "add", "ok"), (1, 1, "send", "ok"), (2, 0, "add", "ok"), (3, 0, "send", "ok")]
     (agent,) = result["agents"]
@@ -127,6 +142,8 @@ def test_a_kill_between_steps_reruns_no_completed_call(write: WriteFile, tmp_pat
 def test_a_side_effect_with_unknown_outcome_is_not_repeated(write: WriteFile, tmp_path: Path, home: Path) -> None:
     rounds = Rounds(write, tmp_path, home)
     # Killed as the send starts (its start recorded, its result not): the add beside it never ran.
+    # Deterministic: the step's calls start as tasks in the order asked (asyncio.gather), and the
+    # send's kill point is reached before its first await, so the add's task never gets to run.
     rounds.run_killed([{"tool_calls": [call("send", text="pay"), call("add", a=1, b=1)]}], kill_at="tool_call:send")
     assert rounds.calls() == []
     assert rounds.rows() == [(1, 0, "send", "started"), (1, 1, "add", "started")]
