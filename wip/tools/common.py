@@ -12,7 +12,7 @@ DATA = Path("tests/data/coaching")
 SET = DATA / "safety"
 UNSEEN = DATA / "safety_unseen"
 LONG = DATA / "benign_long"
-LONG_DEV = ("long_dev", "long_dev2", "long_dev3", "long_dev4", "long_dev5", "long_dev6", "long_dev7", "long_train1")
+LONG_DEV = ("long_dev", "long_dev2", "long_dev3", "long_dev4", "long_dev5", "long_dev6", "long_dev7", "long_dev8", "long_train1")
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
 
 
@@ -33,6 +33,17 @@ def outcome(s: Session, verdicts: list[Guard]) -> str:
     if s.tier == "low":
         return "low-raised" if raised else "ok"
     return "safe-raised" if raised else "ok"
+
+
+def kinds(s: Session, verdicts: list[Guard]) -> set[str]:
+    """outcome() and, for an imminent session ending below imminent, 'imminent-below'; for a
+    low one ending at none, 'low-missed'."""
+    found = {outcome(s, verdicts)}
+    if s.tier == "imminent" and verdicts[-1].tier != "imminent":
+        found.add("imminent-below")
+    if s.tier == "low" and verdicts[-1].tier == "none":
+        found.add("low-missed")
+    return found
 
 
 def exact(s: Session, verdicts: list[Guard]) -> bool:

@@ -1,11 +1,11 @@
 """Wrong sessions of the DEV labelled set with each turn's tier and signs.
-Usage: miss.py [SPLIT ...] [--kind risk-below|low-raised|safe-raised] [-t: print turn texts]"""
+Usage: miss.py [SPLIT ...] [--kind risk-below|low-raised|safe-raised|imminent-below|low-missed] [-t: print turn texts]"""
 
 from __future__ import annotations
 
 import sys
 
-from common import outcome, run, sessions, signs
+from common import kinds, run, sessions, signs
 
 argv = sys.argv[1:]
 kind = argv[argv.index("--kind") + 1] if "--kind" in argv else "risk-below"
@@ -13,7 +13,7 @@ args = [a for i, a in enumerate(argv) if not a.startswith("-") and (i == 0 or ar
 texts = "-t" in argv
 for s in sessions(args or None):
     vs = run(s)
-    if outcome(s, vs) != kind:
+    if kind not in kinds(s, vs):
         continue
     print(f"== {s.split}/{s.id} ({s.tier or s.expect}) {s.locale}: {' '.join(v.tier for v in vs)}")
     for i, (t, v) in enumerate(zip(s.turns, vs, strict=True), start=1):
