@@ -12,7 +12,17 @@ DATA = Path("tests/data/coaching")
 SET = DATA / "safety"
 UNSEEN = DATA / "safety_unseen"
 LONG = DATA / "benign_long"
-LONG_DEV = ("long_dev", "long_dev2", "long_dev3", "long_dev4", "long_dev5", "long_dev6", "long_dev7", "long_dev8", "long_train1")
+LONG_DEV = (
+    "long_dev",
+    "long_dev2",
+    "long_dev3",
+    "long_dev4",
+    "long_dev5",
+    "long_dev6",
+    "long_dev7",
+    "long_dev8",
+    "long_train1",
+)
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
 
 
