@@ -23,6 +23,7 @@ LONG_DEV = (
     "long_dev8",
     "long_dev9",
     "long_dev10",
+    "long_dev11",
     "long_train1",
 )
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
