@@ -24,6 +24,7 @@ LONG_DEV = (
     "long_dev9",
     "long_dev10",
     "long_dev11",
+    "long_dev12",
     "long_train1",
 )
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
