@@ -25,6 +25,7 @@ LONG_DEV = (
     "long_dev10",
     "long_dev11",
     "long_dev12",
+    "long_dev13",
     "long_train1",
 )
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
