@@ -28,6 +28,7 @@ LONG_DEV = (
     "long_dev13",
     "long_dev14",
     "long_dev15",
+    "long_dev16",
     "long_train1",
 )
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
