@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.kills import BOUNDARIES, RANDOM_KILLS, kill_at_boundaries, kill_at_random
+from tests.helpers.kills import BETWEEN_TURNS, BOUNDARIES, RANDOM_KILLS, kill_at_boundaries, kill_at_random
 
 pytestmark = pytest.mark.kill
 
@@ -20,8 +20,10 @@ def test_a_kill_at_every_step_boundary_is_resumed_without_rerun_or_duplicate(tmp
     report = kill_at_boundaries(tmp_path)
     print(f"kill test, every step boundary: {report.line()}")
     assert report.problems == []
-    # Compaction runs once its turn is delivered: the kill there may cut no turn.
-    assert report.kills == len(BOUNDARIES) and report.resumed >= len(BOUNDARIES) - 1
+    assert report.kills == len(BOUNDARIES)
+    # Every point but those that may fall between turns cut one, and each cut turn was finished.
+    assert set(report.uncut) <= BETWEEN_TURNS, report.uncut
+    assert report.resumed == report.cut >= len(BOUNDARIES) - len(BETWEEN_TURNS)
 
 
 def test_twenty_random_kills_are_resumed_without_rerun_or_duplicate(tmp_path: Path) -> None:

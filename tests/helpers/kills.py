@@ -36,6 +36,11 @@ BOUNDARIES = [
     "finishing",
     "compaction",
 ]
+# Of those, the points where a kill may find no turn running. The last entry's commit carries
+# the turn's status too (scheduler.py, `_finish_if_done`), so after the synthesiser's write the
+# turn is over; compaction runs once its turn is delivered, and cuts the next turn only if that
+# one has started by then. Every other point always cuts a turn.
+BETWEEN_TURNS = frozenset({"after_write:synth", "compaction"})
 RANDOM_KILLS = 20
 ROUND_S = 120.0  # a round that takes longer has hung: the test fails, it does not wait for ever
 
@@ -64,6 +69,7 @@ class Report:
     resumed: int  # distinct turns a kill left running, each of which a later round finished
     reruns: int  # agents started again after their entry had been committed (must be 0)
     problems: list[str] = field(default_factory=list)
+    uncut: list[str] = field(default_factory=list)  # kills (point or delay) that found no turn running
 
     def line(self) -> str:
         return (
@@ -82,6 +88,7 @@ class KillRun:
         self.session: str | None = None
         self.snapshots: list[Snapshot] = []
         self.kills = 0
+        self.uncut: list[str] = []
 
     def sent(self) -> int:
         """Messages taken so far: one stored turn each."""
@@ -133,6 +140,8 @@ class KillRun:
         if killed:
             self.kills += 1
             self.snapshots.append(self.snapshot())
+            if not self.snapshots[-1].running:
+                self.uncut.append(kill_at or f"{kill_after_s:.3f} s")
             # Checked at every kill too: nothing stored twice, nothing rerun, even mid-turn.
             problems = self.check(finished=False).problems
             assert problems == [], f"after the kill at {kill_at or f'{kill_after_s:.3f} s'}: {problems}"
@@ -161,7 +170,9 @@ class KillRun:
                     reruns += 1
                     problems.append(f"agent {key} ran again after it had written")
         resumed = len(frozenset().union(*(s.running for s in self.snapshots)))
-        return Report(self.kills, sum(1 for s in self.snapshots if s.running), resumed, reruns, problems)
+        return Report(
+            self.kills, sum(1 for s in self.snapshots if s.running), resumed, reruns, problems, list(self.uncut)
+        )
 
     def _read(self) -> closing[sqlite3.Connection]:
         return closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True))
