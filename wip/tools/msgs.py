@@ -19,7 +19,7 @@ else:
     texts = {s.id: (s.tier or s.expect, s.turns) for s in sessions()}
     up = down = 0
     for sid, tiers in b.items():
-        for i, (x, y) in enumerate(zip(a.get(sid, []), tiers)):
+        for i, (x, y) in enumerate(zip(a.get(sid, []), tiers, strict=False)):
             if x != y:
                 up, down = up + (RANK[y] > RANK[x]), down + (RANK[y] < RANK[x])
                 label, turns = texts[sid]
