@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,6 +60,7 @@ class Snapshot:
     entries: frozenset[tuple[int, str, int]]
     max_seq: int
     running: frozenset[int]
+    point: str = ""  # where the kill came: the kill point, or the delay
 
 
 @dataclass
@@ -88,7 +89,6 @@ class KillRun:
         self.session: str | None = None
         self.snapshots: list[Snapshot] = []
         self.kills = 0
-        self.uncut: list[str] = []
 
     def sent(self) -> int:
         """Messages taken so far: one stored turn each."""
@@ -139,12 +139,11 @@ class KillRun:
             self.session = row[0] if row else None
         if killed:
             self.kills += 1
-            self.snapshots.append(self.snapshot())
-            if not self.snapshots[-1].running:
-                self.uncut.append(kill_at or f"{kill_after_s:.3f} s")
+            point = kill_at or f"{kill_after_s:.3f} s"
+            self.snapshots.append(replace(self.snapshot(), point=point))
             # Checked at every kill too: nothing stored twice, nothing rerun, even mid-turn.
             problems = self.check(finished=False).problems
-            assert problems == [], f"after the kill at {kill_at or f'{kill_after_s:.3f} s'}: {problems}"
+            assert problems == [], f"after the kill at {point}: {problems}"
         return killed
 
     def snapshot(self) -> Snapshot:
@@ -170,9 +169,8 @@ class KillRun:
                     reruns += 1
                     problems.append(f"agent {key} ran again after it had written")
         resumed = len(frozenset().union(*(s.running for s in self.snapshots)))
-        return Report(
-            self.kills, sum(1 for s in self.snapshots if s.running), resumed, reruns, problems, list(self.uncut)
-        )
+        uncut = [s.point for s in self.snapshots if not s.running]
+        return Report(self.kills, len(self.snapshots) - len(uncut), resumed, reruns, problems, uncut)
 
     def _read(self) -> closing[sqlite3.Connection]:
         return closing(sqlite3.connect(f"file:{self.db}?mode=ro", uri=True))

@@ -1,6 +1,7 @@
-"""Blind single-message probes (tests/data/coaching/benign_probes/*.yaml, ordinary messages
-only): how many reach high or above on this tree, each message alone, first turn. `-v` lists
-them with the signs (read them only after the count is recorded)."""
+"""Blind single-message probes (tests/data/coaching/benign_probes/: probes_*.yaml are ordinary
+messages, risk_probes_*.yaml risk messages): how many reach high or above on this tree, each
+message alone, first turn. `-v` lists the wrong ones, ordinary at high or risk below it (read
+them only after the count is recorded)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,21 @@ from cantata.pipelines.coaching.guard import assess
 from cantata.pipelines.coaching.safety import at_least_high
 
 path = Path(sys.argv[1])
-items = yaml.safe_load(path.read_text())
+risk = path.name.startswith("risk")
 high: Counter[str] = Counter()
 total: Counter[str] = Counter()
-shown = []
-for item in items:
+wrong = []
+for item in yaml.safe_load(path.read_text()):
     verdict = assess(item["text"], session="probe", turn=1, previous=None)
+    raised = at_least_high(verdict.tier)
     total[item["locale"]] += 1
-    if at_least_high(verdict.tier):
-        high[item["locale"]] += 1
-        shown.append((item["id"], verdict.tier, item["text"], [h.rule for h in verdict.hits if h.tier != "none"]))
+    high[item["locale"]] += raised
+    if raised != risk:
+        wrong.append((item["id"], verdict.tier, item["text"], [f"{h.rule}:{h.tier}:{h.note}" for h in verdict.hits]))
 print(
     "  ".join(f"{loc} {high[loc]}/{total[loc]}" for loc in sorted(total)),
     f"| all {sum(high.values())}/{sum(total.values())} at high or above",
 )
 if "-v" in sys.argv:
-    for row in shown:
+    for row in wrong:
         print(*row, sep=" | ")
