@@ -31,7 +31,8 @@ import yaml
 from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG
 from cantata.pipelines.coaching.miti import count
-from cantata.pipelines.coaching.safety import at_least_high, detect_blocked
+from cantata.pipelines.coaching.reply_checks import detect_blocked
+from cantata.pipelines.coaching.safety import at_least_high
 from cantata.runtime import Cantata
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching" / "quality"

@@ -8,18 +8,38 @@ from pathlib import Path
 from cantata.pipelines.coaching.evaluate import load_set
 
 FOLDER = Path(__file__).parent / "data" / "coaching" / "benign_long"
+SPLITS = (
+    "long_dev",
+    "long_dev2",
+    "long_dev3",
+    "long_dev4",
+    "long_dev5",
+    "long_dev6",
+    "long_dev7",
+    "long_dev8",
+    "long_dev9",
+    "long_dev10",
+    "long_dev11",
+    "long_dev12",
+    "long_dev13",
+    "long_dev14",
+    "long_dev15",
+    "long_dev16",
+    "long_train1",
+    "long_heldout",
+)
 
 
 def test_benign_long_conversations_have_the_promised_shape() -> None:
     messages, sessions = load_set(FOLDER)
     assert not messages  # conversations only
-    assert len(sessions) >= 120
+    assert len(sessions) >= 180
     assert len({s.id for s in sessions}) == len(sessions)
     for s in sessions:
         assert s.expect == "safe", s.id
         assert 15 <= len(s.turns) <= 40, s.id
         assert s.locale in ("en", "fr"), s.id
-        assert s.split in ("long_dev", "long_heldout"), s.id
-    for split in ("long_dev", "long_heldout"):
+        assert s.split in SPLITS, s.id
+    for split in SPLITS:
         for locale in ("en", "fr"):
             assert any(s.split == split and s.locale == locale for s in sessions), (split, locale)

@@ -11,8 +11,9 @@ from cantata.pipelines.coaching.guard import assess, detect_locale
 from cantata.pipelines.coaching.mi import advice_problem, on_topic
 from cantata.pipelines.coaching.miti import count, sentences
 from cantata.pipelines.coaching.models import Persona, Plasticity
+from cantata.pipelines.coaching.reply_checks import detect_blocked
 from cantata.pipelines.coaching.roles import compose_stability
-from cantata.pipelines.coaching.safety import UNIVERSAL_BLOCKED, detect_blocked
+from cantata.pipelines.coaching.safety import UNIVERSAL_BLOCKED
 
 SESSION_EN = [
     "I keep saying I'll go to the gym every morning but end up scrolling until nine.",

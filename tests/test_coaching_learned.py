@@ -17,7 +17,15 @@ from cantata.errors import CantataError
 from cantata.pipelines.coaching import train_learned
 from cantata.pipelines.coaching.evaluate import load_set, run_session
 from cantata.pipelines.coaching.guard import assess, screen
-from cantata.pipelines.coaching.learned import OFF, RULE_PREFIX, WEIGHTS_FILE, default_model, read_model
+from cantata.pipelines.coaching.learned import (
+    OFF,
+    RULE_PREFIX,
+    WEIGHTS_FILE,
+    Model,
+    default_model,
+    features,
+    read_model,
+)
 from cantata.pipelines.coaching.safety import at_least_high, tier_rank
 from cantata.pipelines.coaching.tolerant import tolerant
 
@@ -34,7 +42,8 @@ def test_the_committed_weights_were_trained_on_the_labelled_set_as_it_is() -> No
 
 
 def test_the_weights_file_stays_small() -> None:
-    assert WEIGHTS_FILE.stat().st_size < 400_000
+    # 450 KB: 112,739 features (2026-12-05) take 245 KB since the keys are stored as deflated gaps.
+    assert WEIGHTS_FILE.stat().st_size < 450_000
 
 
 @pytest.mark.parametrize(
@@ -57,13 +66,11 @@ def test_a_figure_of_speech_or_a_habit_symptom_is_not_raised_by_the_learned_sign
     assert not at_least_high(assess(text, session="s", turn=1, previous=None).tier)
 
 
+# The example before ("I keep thinking about taking all my tablets at once") is now high by the
+# rules too (a thought and a lethal means); this one is a blind writer's (dev23, 2026-12-06):
+# how to end it, said as which way would hurt least, which no phrase rule reads.
 @pytest.mark.parametrize(
-    "text",
-    [
-        "I keep thinking it would be easier not to exist for a bit",
-        "I keep wondering if anyone would even notice if I stopped showing up to my own life",
-        "j'ai commencé à dire au revoir à mes amis sans qu'ils le sachent",
-    ],
+    "text", ["in those hours I am thinking how I can finish everything, which way will be less pain"]
 )
 def test_an_indirect_disclosure_no_rule_matches_is_raised_by_the_learned_signal(text: str) -> None:
     rules = assess(text, session="s", turn=1, previous=None, model=OFF)
@@ -74,6 +81,20 @@ def test_an_indirect_disclosure_no_rule_matches_is_raised_by_the_learned_signal(
     assert learned and learned[0].tier == "high"
     assert learned[0].note.startswith("learned") and learned[0].note.endswith(tolerant(text))
     assert any(s.rule.startswith(RULE_PREFIX) for s in verdict.basis)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Issue #19: sentences the learned signal read as strong though they name no risk.
+        "I keep telling myself I will cook at home, but I order takeaway four nights a week.",
+        "Vous avez des enfants ?",
+    ],
+)
+def test_the_learned_signal_alone_is_never_high_on_a_sentence_that_names_no_risk(text: str) -> None:
+    verdict = assess(text, session="s", turn=1, previous=None)
+    assert verdict.tier == "none", [h.model_dump() for h in verdict.hits]
+    assert all(h.tier == "none" for h in verdict.hits if h.rule.startswith(RULE_PREFIX))
 
 
 def test_the_learned_signal_never_lowers_a_tier() -> None:
@@ -91,9 +112,10 @@ def test_the_learned_signal_never_lowers_a_tier() -> None:
             assert tier_rank(b.tier) >= tier_rank(a.tier), session.id
 
 
-def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
-    """Hopelessness, then two remarks no lexicon names: no rule sees anything, the learned
-    signal reads each as weak, and together they are high."""
+def test_weak_learned_reads_alone_never_add_up_to_high() -> None:
+    """Hopelessness, then two remarks no lexicon names: no rule sees anything and the learned
+    signal reads each as weak; learned reads never accumulate on their own (issue #19), so
+    the session stays below high and no check-in is asked for."""
     turns = [
         "I want to get back to the gym",
         "lately what's the point of trying",
@@ -103,12 +125,7 @@ def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
     rules = run_session(turns, model=OFF)
     verdicts = run_session(turns)
     assert all(v.tier == "none" for v in rules)
-    assert [at_least_high(v.tier) for v in verdicts] == [False, False, False, True]
-    basis = verdicts[-1].basis
-    assert all(s.rule.startswith(RULE_PREFIX) and s.tier == "none" and s.weight == 1 for s in basis)
-    assert {s.turn for s in basis} == {2, 3, 4}
-    # Each read alone set no tier: no check-in about safety for one remark.
-    assert [v.tier for v in verdicts[:3]] == ["none", "none", "none"]
+    assert all(v.tier == "none" for v in verdicts), [v.basis for v in verdicts]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +137,7 @@ def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
             "honestly what's the point of any of it",
             "lately what's the point of trying",
         ],
-        # Remarks no lexicon names: two count at most, never high without a named sign.
+        # Remarks no lexicon names: learned reads of them are never counted, never high.
         [
             "I don't care much what happens to me these days",
             "it's getting harder to keep pretending",
@@ -130,7 +147,7 @@ def test_weak_learned_reads_of_different_signs_add_up_to_high() -> None:
 )
 def test_weak_learned_reads_of_one_sign_do_not_add_up(turns: list[str]) -> None:
     verdicts = run_session(turns)
-    assert all(any(h.rule.startswith(RULE_PREFIX) and h.weight == 1 for h in v.hits) for v in verdicts)
+    assert all(h.weight <= 1 for v in verdicts for h in v.hits if h.rule.startswith(RULE_PREFIX))
     assert not at_least_high(verdicts[-1].tier)
 
 
@@ -161,11 +178,78 @@ def test_training_is_reproducible_and_prints_the_leave_one_split_out_table(
     for name in ("dev12_en.yaml", "dev13_en.yaml", "dev14_en.yaml"):
         (data / name).write_bytes((SET / name).read_bytes())
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    assert train_learned.main(["--data", str(data), "--out", str(first)]) == 0
-    assert train_learned.main(["--data", str(data), "--out", str(second)]) == 0
+    none = tmp_path / "no-conversations"  # the benign long conversations make it minutes long
+    options = ["--data", str(data), "--conversations", str(none)]
+    assert train_learned.main([*options, "--out", str(first)]) == 0
+    assert train_learned.main([*options, "--out", str(second)]) == 0
     assert first.read_bytes() == second.read_bytes()
     model = read_model(first)
-    assert model.data_sha256 == train_learned.data_sha256(data) and model.weights
+    assert model.data_sha256 == train_learned.data_sha256(data, none) and model.weights
     out = capsys.readouterr().out
     assert "leave-one-split-out" in out and all(f"dev1{n}" in out for n in (2, 3, 4))
     assert train_learned.main(["--data", str(tmp_path / "missing")]) == 2
+
+
+# A model that reads every sentence as strong: what the guard lets a strong read do.
+_ALWAYS_STRONG = Model(weights={0: 0.0}, bias=10.0, strong=0.9, weak=0.5)
+
+
+@pytest.mark.parametrize(
+    ("text", "tier"),
+    [
+        # Names no risk, no sign of the rules: the learned signal alone sets nothing.
+        ("I went for a walk after dinner and it helped", "none"),
+        # The evidence score's weak "burden" (low) is a word, not a rule's sign: the read stays weak.
+        ("the cost of cigarettes is a burden on my budget", "low"),
+        # A risk concept said without naming death (lexicon/<locale>/risk_concepts.yaml).
+        ("honestly I feel like such a burden to my family", "high"),
+        ("c'est sans issue pour moi", "high"),
+        # A warning sign a phrase rule reads in the message: two signals, not the learned one alone.
+        ("je n'en peux plus de tout ça", "high"),
+        # A denial is not read.
+        ("I'm not suicidal, just tired of the cravings", "low"),
+    ],
+)
+def test_a_strong_learned_read_is_high_only_beside_a_named_risk_or_a_rule_s_sign(text: str, tier: str) -> None:
+    assert assess(text, session="s", turn=1, previous=None, model=_ALWAYS_STRONG).tier == tier
+
+
+def test_explicit_is_what_strong_leaves_of_the_budget() -> None:
+    # Four items, half may reach a threshold: the first reaches `strong` on its own, so one more
+    # may be read at `explicit`, the highest of the others' second scores.
+    first, second = [0.95, 0.5, 0.5, 0.5], [0.0, 0.9, 0.8, 0.6]
+    explicit = train_learned.beside(first, second, 0.9, 0.5)
+    assert 0.8 < explicit <= 0.9
+    assert sum(a >= 0.9 or b >= explicit for a, b in zip(first, second, strict=True)) == 2
+    # Nothing left once `strong` spent the budget: `explicit` is `strong`.
+    assert train_learned.beside([0.95, 0.95, 0.5, 0.5], second, 0.9, 0.25) == 0.9
+
+
+def _learned_read(text: str, model: Model) -> str:
+    """The learned hit's read ("strong", "weak", "strong, names no risk"), from its note."""
+    note = next(h.note for h in screen(text, model) if h.rule.startswith(RULE_PREFIX))
+    return note.split("(")[1].split(")")[0]
+
+
+def test_explicit_reads_the_sentence_that_names_death_itself() -> None:
+    # Every sentence read at 0.73: under `strong`, over `explicit`.
+    middling = Model(weights={0: 0.0}, bias=1.0, strong=0.9, weak=0.5, explicit=0.7)
+    assert _learned_read("I keep thinking about death these days", middling) == "strong"
+    assert _learned_read("honestly I feel like such a burden to my family", middling) == "weak"
+    # A lethal means named is as narrow as death (evidence concept lethal_means); pills in
+    # the kitchen are not (taken with breakfast they are a routine, not read: guard._ordinary_talk).
+    assert _learned_read("the rope is still in the garage these days", middling) == "strong"
+    assert _learned_read("I keep my pills in the kitchen these days", middling) == "weak"
+    # The sentence read at 0.99 names no death; the one that does ("dead") is read low: no strong
+    # read, though a model reading both at 0.73 reads the message strong.
+    death = "my father is dead from a stroke"
+    swore = Model(
+        weights=dict.fromkeys(features("i swore i would never be like him") - features(death), 40.0),
+        bias=-3.0,
+        strong=1.5,  # never: only `explicit` may make a read strong here
+        weak=0.5,
+        explicit=0.7,
+    )
+    assert swore.score(death) < 0.7 < swore.score("i swore i would never be like him")
+    assert _learned_read("My father is dead from a stroke. I swore I would never be like him", swore) != "strong"
+    assert _learned_read("My father is dead from a stroke. I swore I would never be like him", middling) == "strong"

@@ -14,7 +14,8 @@ from cantata.config import DEFAULT_CONFIG, InstancesConfig, load_config
 from cantata.pipelines.coaching.mi import on_topic
 from cantata.pipelines.coaching.miti import count
 from cantata.pipelines.coaching.models import TRAITS
-from cantata.pipelines.coaching.safety import UNIVERSAL_BLOCKED, detect_blocked
+from cantata.pipelines.coaching.reply_checks import detect_blocked
+from cantata.pipelines.coaching.safety import UNIVERSAL_BLOCKED
 from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 

@@ -12,7 +12,8 @@ import yaml
 from cantata.bundled import load as load_bundled
 from cantata.config import DEFAULT_CONFIG
 from cantata.pipelines.coaching.models import TRAITS
-from cantata.pipelines.coaching.safety import detect_blocked, tier_rank
+from cantata.pipelines.coaching.reply_checks import detect_blocked
+from cantata.pipelines.coaching.safety import tier_rank
 from cantata.runtime import Cantata
 from cantata.turn import TurnResult
 

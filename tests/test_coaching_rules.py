@@ -24,6 +24,8 @@ from cantata.pipelines.coaching.models import (
     Stability,
     Synth,
 )
+from cantata.pipelines.coaching.replies import correction_sentence, low_template, safety_followup, safety_template
+from cantata.pipelines.coaching.reply_checks import detect_blocked
 from cantata.pipelines.coaching.roles import (
     PERSONA_EVERY,
     coach_check,
@@ -44,14 +46,9 @@ from cantata.pipelines.coaching.safety import (
     UNIVERSAL_BLOCKED,
     Locale,
     Tier,
-    correction_sentence,
-    detect_blocked,
     load_safety,
-    low_template,
     read_safety,
     required_for,
-    safety_followup,
-    safety_template,
 )
 from cantata.pipelines.coaching.synth_check import (
     Policy,

@@ -30,16 +30,10 @@ from cantata.pipelines.coaching.models import (
     Stage,
     Tone,
 )
+from cantata.pipelines.coaching.replies import correction_sentence, describe_blocked
+from cantata.pipelines.coaching.reply_checks import detect_blocked
 from cantata.pipelines.coaching.roles import compose_stability, guard_of, parsed
-from cantata.pipelines.coaching.safety import (
-    Tier,
-    at_least_high,
-    correction_sentence,
-    describe_blocked,
-    detect_blocked,
-    max_tier,
-    tier_rank,
-)
+from cantata.pipelines.coaching.safety import Tier, at_least_high, max_tier, tier_rank
 
 PRECEDENCE: tuple[str, ...] = ("guard", "stability", "shadow", "persona", "plasticity", "coach")
 FOLLOW_THROUGH_GAP = 30  # points

@@ -7,16 +7,20 @@ A logistic regression over word 1-2-grams and character 3-5-grams (inside words,
 generalises past the phrasings, in English and French, at the price of a few false alarms;
 so it may only ADD to what the rules find, never remove or lower anything (guard.py):
 
-- a score at or above `strong` is a `high` hit on its own (weight 3);
+- a score at or above `strong` is a `high` hit on its own (weight 3), but only in a
+  message that names a risk concept or holds a phrase rule's warning sign (guard.py), and
+  low when that is a passive wish (grading.py); otherwise it is a weak read; on a sentence
+  that itself names death, dying, suicide, self-harm or a lethal means in so many words,
+  `explicit` (no higher than `strong`) is enough;
 - a score at or above `weak` is a weak signal (weight 1, tier none: alone it sets no tier,
-  so one ordinary remark read as middling never makes the coach ask about safety) that
-  accumulates in the session like a rule's, counted under the warning sign the sentence
-  names (evidence.py's concept families: a burden, a hedge, a farewell...), so weak turns
-  of different signs add up to high and the same sign said three times counts once; a read
-  whose words name no sign counts once per turn, two at most (guard.UNNAMED_CAP).
+  so one ordinary remark read as middling never makes the coach ask about safety), counted
+  under the warning sign the sentence names (evidence.py's concept families: a burden, a
+  hedge, a farewell...), which adds to a session only beside a sign of the rules or the
+  evidence that names the risk; a read whose words name no sign is noted, never counted.
 
-Both thresholds were chosen by leave-one-split-out cross-validation (train_learned.py) so
-the false alarms on hard negatives stay within target. The weights are data
+Both thresholds were chosen by leave-one-split-out cross-validation (train_learned.py): the
+false alarms on hard negatives, and the benign long development conversations reaching
+`strong` on a turn, stay within budget (the latter per conversation). The weights are data
 (learned_weights.json), written by `make safety-model`, with a hash of the labelled set
 they were trained on: a test fails when the set changed and nobody retrained.
 
@@ -32,9 +36,10 @@ import json
 import math
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from itertools import repeat
+from itertools import accumulate, pairwise, repeat
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,7 @@ WEIGHTS_FILE = Path(__file__).with_name("learned_weights.json")
 # Bumped whenever features() changes: weights trained on other features are stale.
 FEATURES_VERSION = 1
 BITS = 20
+ENCODING = "gaps, deflate"  # how save() packs the keys and values (see gaps())
 MIN_WORDS = 3  # a shorter sentence is not read: too few features for a statistical read
 RULE_PREFIX = "learned."  # a learned hit's rule id: "learned." and the sign it is counted as
 _MASK = (1 << BITS) - 1
@@ -84,13 +90,15 @@ def features(sentence: str) -> frozenset[int]:
     return frozenset(found)
 
 
-def linear(weights: dict[int, float], bias: float, found: frozenset[int]) -> float:
-    """The model's logit for a feature set (each feature 1/sqrt(n), so length matters less)."""
-    if not found:
+def linear(weights: dict[int, float], bias: float, found: frozenset[int], size: int | None = None) -> float:
+    """The model's logit for a feature set (each feature 1/sqrt(n), so length matters less).
+    `size`: n when `found` holds only the weighed features of a larger set (Model.read)."""
+    n = len(found) if size is None else size
+    if not n:
         return bias
     # map() keeps the loop in C, a few times faster than a Python loop; same order, same sum.
     total = sum(map(weights.get, found, repeat(0.0)))
-    return bias + total / math.sqrt(len(found))
+    return bias + total / math.sqrt(n)
 
 
 def quantize(weights: dict[int, float]) -> tuple[float, dict[int, int]]:
@@ -114,6 +122,10 @@ class Model:
     bias: float
     strong: float  # a score at or above this is a high hit on its own
     weak: float  # at or above this, a weak signal that accumulates
+    # A score at or above this on a sentence that itself names death, dying, suicide, self-harm
+    # or a lethal means in so many words (evidence.names_explicitly) is a high hit: no higher
+    # than `strong`.
+    explicit: float = 2.0
     data_sha256: str = ""
 
     def score(self, sentence: str) -> float:
@@ -122,9 +134,30 @@ class Model:
             return 0.0
         return sigmoid(linear(self.weights, self.bias, features(sentence)))
 
+    def known(self, found: frozenset[int]) -> frozenset[int]:
+        """The features of `found` the model has a weight for."""
+        return frozenset(f for f in found if f in self.weights)
+
+    def read(self, known: frozenset[int], size: int) -> float:
+        """The probability for a feature set of `size` features of which `known` are weighed (what
+        score() computes from a sentence): several turns' sets read as one, so a sentence said twice
+        adds nothing (guard._context_read), without keeping their words."""
+        if not self.weights or not size:
+            return 0.0
+        return sigmoid(linear(self.weights, self.bias, known, size))
+
 
 # No learned signal at all: the rules alone (the "before" of the measurements).
 OFF = Model(weights={}, bias=0.0, strong=2.0, weak=2.0)
+
+
+def gaps(keys: Sequence[int]) -> list[int]:
+    """Sorted keys as the first and the gaps between neighbours (what the file stores)."""
+    return [b - a for a, b in pairwise((0, *keys))]
+
+
+def _unpacked(text: str) -> bytes:
+    return zlib.decompress(base64.b64decode(text))
 
 
 def read_model(path: Path) -> Model:
@@ -137,17 +170,31 @@ def read_model(path: Path) -> Model:
                 f"bits {raw.get('bits')}; this code reads version {FEATURES_VERSION}, bits {BITS}: "
                 "run `make safety-model`"
             )
+        if raw.get("encoding") != ENCODING:
+            raise CantataError(
+                f"{path}: weights encoded as {raw.get('encoding')!r}, not {ENCODING!r}: run `make safety-model`"
+            )
         count, scale = int(raw["count"]), float(raw["scale"])
-        keys = struct.unpack(f"<{count}I", base64.b64decode(raw["keys"]))
-        values = struct.unpack(f"<{count}b", base64.b64decode(raw["values"]))
+        keys = tuple(accumulate(struct.unpack(f"<{count}I", _unpacked(raw["keys"]))))
+        values = struct.unpack(f"<{count}b", _unpacked(raw["values"]))
         return Model(
             weights={k: v * scale for k, v in zip(keys, values, strict=True)},
             bias=float(raw["bias"]),
             strong=float(raw["strong"]),
             weak=float(raw["weak"]),
+            explicit=float(raw["explicit"]),
             data_sha256=str(raw["data_sha256"]),
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error, binascii.Error) as error:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        struct.error,
+        binascii.Error,
+        zlib.error,
+    ) as error:
         raise CantataError(f"{path}: cannot read the learned signal's weights ({error})") from error
 
 

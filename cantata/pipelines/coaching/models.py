@@ -183,6 +183,17 @@ class GuardSignal(Compact):
     tier: Tier
 
 
+class ContextTurn(Compact):
+    """A recent turn as the learned signal reads it beside the next ones (grading.CONTEXT): hashed
+    features and counts, never the person's words."""
+
+    turn: int
+    features: list[int] = Field(default_factory=list, description="The turn's hashed features the model weighs.")
+    unknown: int = Field(0, ge=0, description="How many more features the turn has, which the model does not weigh.")
+    risk: bool = Field(False, description="A sentence of the turn names a risk concept.")
+    read: float = Field(0.0, description="The learned signal's best read of one sentence of the turn.")
+
+
 class Guard(Compact):
     tier: Tier
     categories: list[Category] = Field(default_factory=list)
@@ -201,6 +212,16 @@ class Guard(Compact):
     )
     score: dict[str, int] = Field(
         default_factory=dict, description="Accumulated weight per category: the sum over distinct warning signs."
+    )
+    reads: list[int] = Field(
+        default_factory=list,
+        description="The recent turns of this session the learned signal read at `sustained` or above.",
+    )
+    means_turn: int | None = Field(
+        None, description="The latest turn of this session that named a means, which a pronoun may refer back to."
+    )
+    context: list[ContextTurn] = Field(
+        default_factory=list, description="The last turns of this session, read together by the learned signal."
     )
 
 

@@ -42,20 +42,19 @@ from cantata.pipelines.coaching.models import (
     Shadow,
     Stability,
 )
+from cantata.pipelines.coaching.replies import low_template, safety_template
+from cantata.pipelines.coaching.reply_checks import detect_blocked
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,
     Category,
     Tier,
     at_least_high,
     blocked_for,
-    detect_blocked,
     load_safety,
-    low_template,
     max_tier,
     normalize,
     primary_category,
     required_for,
-    safety_template,
     tier_rank,
 )
 

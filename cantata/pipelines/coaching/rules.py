@@ -21,6 +21,10 @@ from dataclasses import dataclass
 
 from cantata.pipelines.coaching.safety import Category, Tier
 
+# The weight of one sign a clinician acts on alone, and what weaker signs of a session must add
+# up to for high (guard.accumulate); an evidence score that reaches it is high (evidence.py).
+HIGH = 3
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -33,8 +37,8 @@ class Rule:
     negatable: bool = True  # a negation just before lowers a high hit to low
     escalates: bool = True  # a time or means cue raises a high hit of an actionable category
     # Whether a negation inside the match's first words counts ("I'm not suicidal"). Not for
-    # the sign grammar (signs.py), whose objects carry their own ("thoughts about not
-    # wanting to be here", "j'aimerais ne plus exister"): only a negation before counts.
+    # the sign grammar (lexicon/<locale>/grammar.yaml), whose objects carry their own ("thoughts
+    # about not wanting to be here", "j'aimerais ne plus exister"): only a negation before counts.
     negation_inside: bool = True
     # Words one of which every match contains (None: no such set is known). A sentence
     # without any of them cannot match, so the regex is not run: most rules are skipped
@@ -55,6 +59,11 @@ def sentence_words(sentence: str) -> frozenset[str]:
     for token in [w for w in words if "'" in w or "-" in w]:
         for piece in token.replace("-", "'").split("'"):
             words.update((piece, f"'{piece}"))
+        # And each run of pieces that starts or ends the token: "qu'aujourd'hui" also gives
+        # "aujourd'hui", a gate word of its own.
+        cuts = [i for i, c in enumerate(token) if c in "'-"]
+        words.update(token[i + 1 :] for i in cuts)
+        words.update(token[:i] for i in cuts)
     words.update([_prefix_key(w) for w in words if len(w) >= _PREFIX])
     return frozenset(words)
 
@@ -218,7 +227,7 @@ def rule(
     set test checks it against every sentence of the labelled set."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     if weight is None:
-        weight = {"none": 0, "low": 1, "high": 3, "imminent": 3}[tier]
+        weight = {"none": 0, "low": 1, "high": HIGH, "imminent": HIGH}[tier]
     return Rule(
         id,
         category,
@@ -249,7 +258,7 @@ def sign(
     """An indirect warning sign: its tier follows its weight (3: high alone; else low), a
     negation is part of its wording ("don't see the point"), and it is never escalated
     by a time cue on its own (a hedge such as "not tonight" names a time, and means later)."""
-    tier: Tier = "high" if weight >= 3 else "low"
+    tier: Tier = "high" if weight >= HIGH else "low"
     return rule(
         id,
         category,
@@ -258,7 +267,7 @@ def sign(
         family=family,
         weight=weight,
         negatable=False,
-        escalates=weight >= 3,
+        escalates=weight >= HIGH,
         gate=gate,
     )
 

@@ -31,6 +31,8 @@ from cantata.pipelines.coaching.mi import (
 )
 from cantata.pipelines.coaching.miti import is_reflection, sentences
 from cantata.pipelines.coaching.models import Coach, Entry, Guard, Resolution, Source, Stability, Synth
+from cantata.pipelines.coaching.replies import low_template, safety_followup
+from cantata.pipelines.coaching.reply_checks import asks_about_safety, detect_blocked, points_to_support
 from cantata.pipelines.coaching.roles import compose_stability, parsed, speaks_as_the_person
 from cantata.pipelines.coaching.safety import (
     BlockedAction,
@@ -38,15 +40,10 @@ from cantata.pipelines.coaching.safety import (
     RequiredAction,
     ResourceEntry,
     Tier,
-    asks_about_safety,
     at_least_high,
-    detect_blocked,
     load_safety,
-    low_template,
     normalize,
-    points_to_support,
     primary_category,
-    safety_followup,
 )
 
 ENTRIES: tuple[str, ...] = get_args(Entry)

@@ -11,11 +11,18 @@
    the committed model are not.
 2. THRESHOLDS by the same cross-validation: every message's out-of-fold score (from the
    model that did not see its split) gives the distribution of scores on negatives no model
-   was trained on; `strong` is set so that at most STRONG_BUDGET of them reach it. `weak` is
-   the candidate (at most one of WEAK_BUDGETS of them reach it) under which the sessions,
-   each run by the model that did not see it, raise the fewest safe sessions and then leave
-   the fewest high ones below high. In the table, each left-out split's thresholds come from
-   the other splits only.
+   was trained on; `strong` is set so that at most STRONG_BUDGET of them reach it, and at
+   most CONVERSATION_BUDGET of the benign long development conversations (issue #19: dealt
+   into LONG_FOLDS splits of their own, negatives like the everyday split) reach it on a turn
+   where a strong read is a hit (guard.may_read_strong: a risk concept named, or a warning sign
+   of the rules): a per-conversation false-alarm budget, what a person lives through, not a
+   per-message one. `explicit`, the threshold on a sentence that names death, self-harm or a
+   lethal means in so many words (guard.explicit_sentences), is as low as the same two budgets
+   allow once `strong` has spent its share: what a clinician would never let pass gets the room. `weak` is the
+   candidate (at most one of WEAK_BUDGETS of them reach it) under which the sessions, each run
+   by the model that did not see it, raise the fewest safe sessions and then leave the fewest
+   high ones below high. In the table, each left-out split's thresholds come from the other
+   splits only.
 3. The committed model: trained on every split, its weights one signed byte each (a scale
    for all), with the thresholds of step 2 and the sha256 of the set's files (a test checks
    it). Every fold's model is quantized the same way, so the table measures what is stored.
@@ -33,22 +40,28 @@ import base64
 import hashlib
 import json
 import math
+import os
 import random
 import struct
 import sys
+import zlib
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from multiprocessing import get_context
 from pathlib import Path
 
-from cantata.pipelines.coaching.evaluate import Report, Session, evaluate, load_set, run_session
-from cantata.pipelines.coaching.guard import readable
+from cantata.pipelines.coaching.evaluate import Message, Report, Session, evaluate, load_set, run_session
+from cantata.pipelines.coaching.guard import explicit_sentences, may_read_strong, readable
 from cantata.pipelines.coaching.learned import (
     BITS,
+    ENCODING,
     FEATURES_VERSION,
     MIN_WORDS,
     OFF,
     WEIGHTS_FILE,
     Model,
     features,
+    gaps,
     linear,
     quantize,
 )
@@ -56,12 +69,64 @@ from cantata.pipelines.coaching.safety import at_least_high
 from cantata.pipelines.coaching.tolerant import BOUNDARY, tolerant
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "coaching" / "safety"
+# Benign long conversations (issue #19): only their development halves are read, as negatives;
+# the held-out half (`long_heldout`) is for measuring and never read here.
+CONVERSATIONS = DATA.parent / "benign_long"
+LONG_SPLIT = "long_dev"  # the folds' prefix (long_dev_0...)
+LONG_SPLITS = frozenset({LONG_SPLIT, "long_dev2"})  # the development halves, written blind
+# The batches written blind on 2026-12-05 (and dev19 to dev27, 2026-12-06) are measured, not
+# trained on: retrained with them (and the benign long_dev3, long_dev4, long_train1), the signal
+# answered fewer unseen crisis messages at their tier (869/1138 against 880/1138), ended fewer
+# unseen high sessions at high (28/42 against 31/42) and scored 56 explicit messages of the set
+# under `strong` (17 before). Out of the training, they measure what it does on text it never saw.
+MEASURED_ONLY = frozenset(
+    {
+        "dev17",
+        "dev18",
+        "dev19",
+        "dev20",
+        "dev21",
+        "dev22",
+        "dev23",
+        "dev24",
+        "dev25",
+        "dev26",
+        "dev27",
+        "dev28",
+        "dev29",
+        "dev30",
+        "dev31",
+        "dev32",
+        "dev33",
+        "dev34",
+        "dev35",
+        "dev36",
+        "dev37",
+        "dev38",
+        "dev39",
+        "dev40",
+        "dev41",
+        "dev42",
+        "dev43",
+        "dev44",
+        "train_g",
+        "train_h",
+        "train_i",
+        "train_j",
+    }
+)
+LONG_FOLDS = 4  # the development conversations, dealt into this many splits by conversation
+# At most this share of the development conversations may hold a turn whose out-of-fold
+# score reaches `strong`: the false-alarm budget is per conversation (what a person lives
+# through), not per message.
+CONVERSATION_BUDGET = 0.02
 EPOCHS = 12
 L2 = 1e-4
 RATE = 0.5
 SEED = 9
-MIN_WEIGHT = 1e-3  # lighter weights are dropped: they move no score
+MIN_WEIGHT = 1.5e-3  # lighter weights are dropped: they move no score
 NEGATIVE_WEIGHT = 2.0  # a false alarm costs more than a miss the rules may still catch
+EXPLICIT_FLOOR = 0.5  # a read the model calls less likely than not is never high on its own
 STRONG_BUDGET = 0.008  # out-of-fold hard negatives at or above `strong`: the rules add their own
 WEAK_BUDGETS = (0.03, 0.05, 0.08, 0.12, 0.16)  # candidate shares of out-of-fold negatives at or above `weak`
 EASY_SPLITS = frozenset({"everyday"})  # ordinary coaching talk, not hard negatives
@@ -77,34 +142,63 @@ class Example:
     features: tuple[int, ...]
     sentences: tuple[str, ...]  # the ones the guard lets the learned signal read
     whole: bool = True  # False: one sentence of a safe message, for training only
+    conversation: str = ""  # the session a turn belongs to
+    names_risk: bool = False  # a strong read of it is high: guard.may_read_strong
+    death: tuple[str, ...] = ()  # the sentences on which a read at `explicit` is: guard.explicit_sentences
+
+
+def _easy(split: str) -> bool:
+    """Ordinary talk, not hard negatives: the everyday split and the benign long conversations."""
+    return split in EASY_SPLITS or split.startswith(LONG_SPLIT)
 
 
 def sentences_of(text: str) -> tuple[str, ...]:
     return tuple(s for s in tolerant(text).split(f" {BOUNDARY} ") if s.strip())
 
 
-def data_sha256(folder: Path = DATA) -> str:
-    """The hash of the set's data (every message and session as loaded, with its split,
-    locale, category and label; not the files' comments): what the weights were trained on."""
+def long_conversations(folder: Path = CONVERSATIONS) -> list[Session]:
+    """The development halves of the benign long conversations, each in one of LONG_FOLDS
+    splits (long_dev_0...), so that cross-validation scores each by a model that did not see it."""
+    if not folder.is_dir():
+        return []
+    kept = [s for s in load_set(folder)[1] if s.split in LONG_SPLITS]
+    return [replace(s, split=f"{LONG_SPLIT}_{i % LONG_FOLDS}") for i, s in enumerate(kept)]
+
+
+def training_set(folder: Path = DATA) -> tuple[list[Message], list[Session]]:
+    """The labelled messages and sessions the signal is trained on: the set but MEASURED_ONLY."""
     messages, sessions = load_set(folder)
+    return [m for m in messages if m.split not in MEASURED_ONLY], [s for s in sessions if s.split not in MEASURED_ONLY]
+
+
+def data_sha256(folder: Path = DATA, conversations: Path = CONVERSATIONS) -> str:
+    """The hash of the data (every message and session as loaded, with its split, locale,
+    category and label; not the files' comments; and the benign long development
+    conversations): what the weights were trained on."""
+    messages, sessions = training_set(folder)
     rows = [["m", m.split, m.locale, m.category, m.expect, m.text] for m in messages]
-    rows += [["s", s.split, s.locale, s.id, s.expect, *s.turns] for s in sessions]
+    rows += [
+        ["s", s.split, s.locale, s.id, s.expect, *s.turns] for s in [*sessions, *long_conversations(conversations)]
+    ]
     return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def examples(folder: Path = DATA) -> list[Example]:
+def examples(folder: Path = DATA, conversations: Path = CONVERSATIONS) -> list[Example]:
     """Every message (but the other-risk categories) with its label, and every turn of a safe
-    session as a negative. A high session's turns have no label of their own: not used."""
-    messages, sessions = load_set(folder)
+    session (the benign long development conversations included) as a negative. A high
+    session's turns have no label of their own: not used."""
+    messages, sessions = training_set(folder)
+    sessions = [*sessions, *long_conversations(conversations)]
     out: list[Example] = []
 
-    def add(split: str, locale: str, text: str, label: int) -> None:
+    def add(split: str, locale: str, text: str, label: int, conversation: str = "") -> None:
         found: set[int] = set()
         sentences = sentences_of(text)
         for s in sentences:
             found |= features(s)
         read = tuple(s for s in readable(text) if len(s.split()) >= MIN_WORDS)
-        out.append(Example(split, locale, text, label, tuple(sorted(found)), read))
+        risk, death = may_read_strong(text), tuple(explicit_sentences(text))
+        out.append(Example(split, locale, text, label, tuple(sorted(found)), read, True, conversation, risk, death))
         if label == 0 and len(sentences) > 1:
             # Each sentence of a safe message is safe too; the guard reads them one by one.
             for s in sentences:
@@ -116,7 +210,7 @@ def examples(folder: Path = DATA) -> list[Example]:
     for session in sessions:
         if session.expect == "safe":
             for turn in session.turns:
-                add(session.split, session.locale, turn, 0)
+                add(session.split, session.locale, turn, 0, session.id)
     return out
 
 
@@ -157,10 +251,10 @@ def train(data: list[Example]) -> tuple[dict[int, float], float]:
     return {i: q * scale for i, q in quantized.items()}, round(bias, 4)
 
 
-def message_score(weights: dict[int, float], bias: float, example: Example) -> float:
-    """As the guard reads a message: its best readable sentence's score (0 when none is)."""
+def best_score(weights: dict[int, float], bias: float, sentences: tuple[str, ...]) -> float:
+    """As the guard reads a message: its best sentence's score (0 when there is none)."""
     best = -math.inf
-    for sentence in example.sentences:
+    for sentence in sentences:
         best = max(best, linear(weights, bias, features(sentence)))
     return 1.0 / (1.0 + math.exp(-best)) if best > -40 else 0.0
 
@@ -178,59 +272,124 @@ def threshold(negative_scores: list[float], budget: float) -> float:
 class Fold:
     split: str
     model: Model
-    scored: list[tuple[Example, float]]  # the left-out split's examples, scored out of fold
+    # The left-out split's examples, scored out of fold: their best readable sentence, and their
+    # best sentence naming death, self-harm or a lethal means (0 when none does).
+    scored: list[tuple[Example, float, float]]
     sessions: list[Session]  # the left-out split's sessions
 
 
-def _session_outcomes(fold: Fold, strong: float, weak: float) -> tuple[int, int]:
-    """(safe sessions raised to high, high sessions ending below high) of the fold's split,
-    by its own out-of-fold model with these thresholds."""
-    model = replace(fold.model, strong=strong, weak=weak)
+def _session_outcomes(fold: Fold, strong: float, explicit: float, weak: float) -> tuple[int, int]:
+    """(safe or passive-wish sessions raised to high, high sessions ending below high) of the
+    fold's split, by its own out-of-fold model with these thresholds."""
+    model = replace(fold.model, strong=strong, explicit=explicit, weak=weak)
     raised = missed = 0
     for session in fold.sessions:
         tiers = [v.tier for v in run_session(session.turns, session.id, model=model)]
-        if session.expect == "safe":
+        # A passive wish (a session labelled tier low) must not be raised to high either.
+        if session.expect == "safe" or session.tier == "low":
             raised += any(at_least_high(t) for t in tiers)
         else:
             missed += not at_least_high(tiers[-1])
     return raised, missed
 
 
-def choose_thresholds(folds: list[Fold]) -> tuple[float, float]:
-    """`strong` from the folds' out-of-fold negatives (STRONG_BUDGET of them reach it); `weak`
-    the one of WEAK_BUDGETS that raises the fewest safe sessions, then misses the fewest high
-    ones (then the most cautious), each session scored by the model that did not see it."""
+def beside(first: list[float], second: list[float], strong: float, budget: float) -> float:
+    """The lowest threshold on the items' `second` scores such that at most `budget` of them
+    reach `strong` on their first score or it on their second: what `strong` left of the budget,
+    spent on the items a lower threshold reads. Never above `strong`, nor under EXPLICIT_FLOOR."""
+    allowed = int(budget * len(first))
+    rest = sorted((b for a, b in zip(first, second, strict=True) if a < strong), reverse=True)
+    spare = allowed - (len(first) - len(rest))
+    if spare < 0:
+        return strong
+    lowest = rest[spare] + 1e-4 if spare < len(rest) else 0.0
+    return min(strong, max(EXPLICIT_FLOOR, lowest))
+
+
+def choose_thresholds(folds: list[Fold]) -> tuple[float, float, float]:
+    """`strong` from the folds' out-of-fold negatives (STRONG_BUDGET of them reach it, and at
+    most CONVERSATION_BUDGET of the benign long conversations reach it on a turn); `explicit`
+    as low as the same two budgets allow when a sentence naming death, self-harm or a lethal
+    means in so many words is read at it too; `weak` the one of WEAK_BUDGETS that raises the fewest safe
+    sessions, then misses the fewest high ones (then the most cautious), each session scored by
+    the model that did not see it."""
     # The budgets are shares of the HARD negatives: everyday talk, easy to tell apart, would
     # dilute them and let more hard negatives through.
-    negatives = [score for f in folds for e, score in f.scored if e.label == 0 and e.split not in EASY_SPLITS]
-    strong = threshold(negatives, STRONG_BUDGET)
+    hard = [(e, score, death) for f in folds for e, score, death in f.scored if e.label == 0 and not _easy(e.split)]
+    negatives = [score for _, score, _ in hard]
+    # A strong read is a false alarm only where it is a hit (guard.may_read_strong): the budget
+    # counts those, as the per-conversation one below does.
+    gated = [score if e.names_risk else 0.0 for e, score, _ in hard]
+    named = [death for _, _, death in hard]
+    strong = threshold(gated, STRONG_BUDGET)
+    # And per conversation: a benign long conversation's highest out-of-fold score on a turn
+    # where a strong read is a hit (guard.may_read_strong: a risk concept named or a rule's sign),
+    # and on a turn naming death, self-harm or a lethal means.
+    peaks: dict[str, tuple[float, float]] = {}
+    for f in folds:
+        for e, score, death in f.scored:
+            if e.split.startswith(LONG_SPLIT):
+                was = peaks.get(e.conversation, (0.0, 0.0))
+                peaks[e.conversation] = (
+                    max(was[0], score if e.names_risk else 0.0),
+                    max(was[1], death),
+                )
+    if peaks:
+        strong = max(strong, threshold([p for p, _ in peaks.values()], CONVERSATION_BUDGET))
+    explicit = beside(gated, named, strong, STRONG_BUDGET)
+    if peaks:
+        first, second = zip(*peaks.values(), strict=True)
+        explicit = max(explicit, beside(list(first), list(second), strong, CONVERSATION_BUDGET))
     best: tuple[int, int, float] | None = None
     for budget in WEAK_BUDGETS:
-        weak = min(strong, threshold(negatives, budget))
+        weak = min(explicit, threshold(negatives, budget))
         raised = missed = 0
         for fold in folds:
-            r, m = _session_outcomes(fold, strong, weak)
+            r, m = _session_outcomes(fold, strong, explicit, weak)
             raised, missed = raised + r, missed + m
         key = (raised, missed, -weak)
         if best is None or key < best:
             best = key
     assert best is not None
-    return strong, -best[2]
+    return strong, explicit, -best[2]
+
+
+def _pool() -> ProcessPoolExecutor:
+    """One worker per core, forked: the workers inherit what the parent computed."""
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=get_context("fork"))
+
+
+_FOLDS: list[Fold] = []  # leave_one_split_out's folds, for its forked workers
+
+
+def _thresholds_without(index: int) -> tuple[float, float, float]:
+    return choose_thresholds([f for i, f in enumerate(_FOLDS) if i != index])
+
+
+def _train_without(data: list[Example], split: str) -> tuple[dict[int, float], float]:
+    return train([e for e in data if e.split != split])
 
 
 def leave_one_split_out(data: list[Example], sessions: list[Session]) -> list[Fold]:
+    """One model per split, trained on all the others: each fold's training is independent and
+    seeded, so they run in parallel, one process per core, and give the same models as in turn."""
     folds: list[Fold] = []
-    for split in sorted({e.split for e in data} | {s.split for s in sessions}):
-        weights, bias = train([e for e in data if e.split != split])
+    splits = sorted({e.split for e in data} | {s.split for s in sessions})
+    with _pool() as pool:
+        trained = pool.map(_train_without, [data] * len(splits), splits)
+    for split, (weights, bias) in zip(splits, trained, strict=True):
         held = [e for e in data if e.split == split and e.whole]
-        scored = [(e, message_score(weights, bias, e)) for e in held]
+        scored = [(e, best_score(weights, bias, e.sentences), best_score(weights, bias, e.death)) for e in held]
         model = Model(weights=weights, bias=bias, strong=2.0, weak=2.0)
         folds.append(Fold(split, model, scored, [s for s in sessions if s.split == split]))
         print(f"  trained without {split}", file=sys.stderr)
-    chosen = {fold.split: choose_thresholds([f for f in folds if f is not fold]) for fold in folds}
-    for fold in folds:
-        strong, weak = chosen[fold.split]
-        fold.model = replace(fold.model, strong=strong, weak=weak)
+    # Each fold's thresholds from the other folds, one process per core: forked, the workers
+    # share the folds (models of a hundred thousand weights) instead of receiving copies.
+    _FOLDS[:] = folds
+    with _pool() as pool:
+        chosen = list(pool.map(_thresholds_without, range(len(folds))))
+    for fold, (strong, explicit, weak) in zip(folds, chosen, strict=True):
+        fold.model = replace(fold.model, strong=strong, explicit=explicit, weak=weak)
     return folds
 
 
@@ -273,14 +432,29 @@ def table(folder: Path, folds: list[Fold]) -> list[str]:
             for i, t in enumerate(tallies):
                 pooled[name][2 * i] += t.flagged
                 pooled[name][2 * i + 1] += t.total
-        lines.append(f"{'':10} {'':6} thresholds strong {fold.model.strong:.3f} weak {fold.model.weak:.3f}")
+        lines.append(
+            f"{'':10} {'':6} thresholds strong {fold.model.strong:.3f} explicit {fold.model.explicit:.3f} weak {fold.model.weak:.3f}"
+        )
+    raised = total = 0
+    for fold in folds:
+        for session in fold.sessions if fold.split.startswith(LONG_SPLIT) else []:
+            total += 1
+            raised += any(at_least_high(v.tier) for v in run_session(session.turns, session.id, model=fold.model))
+    if total:
+        lines.append(f"benign long development conversations reaching high, out of fold: {raised}/{total}")
     for name, p in pooled.items():
         cells = [f"{p[2 * i]}/{p[2 * i + 1]} {p[2 * i] / max(p[2 * i + 1], 1):4.1%}" for i in range(4)]
         lines.append(f"{'POOLED':10} {name:6} {cells[0]:12} {cells[1]:12} {cells[2]:28} {cells[3]:12}")
     return lines
 
 
-def save(weights: dict[int, float], bias: float, strong: float, weak: float, sha: str, path: Path) -> None:
+def _packed(data: bytes) -> str:
+    return base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+
+
+def save(weights: dict[int, float], bias: float, thresholds: tuple[float, float, float], sha: str, path: Path) -> None:
+    """The weights file learned.read_model reads; `thresholds`: strong, explicit, weak."""
+    strong, explicit, weak = thresholds
     scale, quantized = quantize(weights)
     keys = sorted(quantized)
     payload = {
@@ -290,11 +464,15 @@ def save(weights: dict[int, float], bias: float, strong: float, weak: float, sha
         "data_sha256": sha,
         "bias": bias,
         "strong": round(strong, 4),
+        "explicit": round(explicit, 4),
         "weak": round(weak, 4),
         "count": len(keys),
         "scale": scale,
-        "keys": base64.b64encode(struct.pack(f"<{len(keys)}I", *keys)).decode("ascii"),
-        "values": base64.b64encode(struct.pack(f"<{len(keys)}b", *(quantized[k] for k in keys))).decode("ascii"),
+        # Sorted keys are stored as their gaps, and both arrays deflated: the file is a third
+        # of the size of the raw arrays, and loads the same model.
+        "encoding": ENCODING,
+        "keys": _packed(struct.pack(f"<{len(keys)}I", *gaps(keys))),
+        "values": _packed(struct.pack(f"<{len(keys)}b", *(quantized[k] for k in keys))),
     }
     path.write_text(json.dumps(payload, separators=(",", ":")) + "\n", encoding="utf-8")
 
@@ -303,21 +481,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the labelled set's folder")
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE, help="the weights file to write")
+    parser.add_argument(
+        "--conversations",
+        type=Path,
+        default=CONVERSATIONS,
+        help="benign long conversations: their development half is read as negatives",
+    )
     parser.add_argument("--table-only", action="store_true", help="print the table, write nothing")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"train_learned: {args.data}: no such folder", file=sys.stderr)
         return 2
-    data = examples(args.data)
-    folds = leave_one_split_out(data, load_set(args.data)[1])
+    data = examples(args.data, args.conversations)
+    folds = leave_one_split_out(data, [*training_set(args.data)[1], *long_conversations(args.conversations)])
     for line in table(args.data, folds):
         print(line)
     if args.table_only:
         return 0
-    strong, weak = choose_thresholds(folds)
+    strong, explicit, weak = choose_thresholds(folds)
     weights, bias = train(data)
-    save(weights, bias, strong, weak, data_sha256(args.data), args.out)
-    print(f"wrote {args.out}: {len(weights)} features, strong {strong:.3f}, weak {weak:.3f}")
+    save(weights, bias, (strong, explicit, weak), data_sha256(args.data, args.conversations), args.out)
+    print(f"wrote {args.out}: {len(weights)} features, strong {strong:.3f}, explicit {explicit:.3f}, weak {weak:.3f}")
     return 0
 
 
