@@ -45,6 +45,12 @@ class SqliteStore(SqlStore[sqlite3.Connection]):
         return transaction(db, immediate=False)
 
     def _erase_deleted(self, db: sqlite3.Connection) -> None:
+        # secure_delete zeroes a deleted row's cell, but not every copy of it: a page rebuilt
+        # when its neighbours were balanced can keep an older copy of a cell in its unused
+        # space (a blackboard entry of a forgotten user was found so, 2026-12-07). VACUUM
+        # writes every page anew, holding live rows only. Forgetting is rare; its cost is a
+        # copy of the database.
+        db.execute("VACUUM")
         # secure_delete zeroed the rows in the pages now in the WAL, but the WAL still holds
         # the frames that first wrote them: copy the pages back and empty it (TRUNCATE). A
         # reader of another process holding an older snapshot keeps it from the WAL's end
