@@ -65,9 +65,11 @@ bench: $(VENV)/.installed-bench
 
 # The crisis guard's learned signal (cantata/pipelines/coaching/learned.py): trains it on the
 # labelled set (tests/data/coaching/safety/), prints the leave-one-split-out table and writes
-# learned_weights.json. Run it after any change to the set: a test fails until you do.
+# learned_weights.json, then its broad member (learned_weights_broad.json, every split, no table:
+# about 35 min on two cores). Run it after any change to the set: a test fails until you do.
 safety-model: $(VENV)/.installed-test
 	$(BIN)/python -m cantata.pipelines.coaching.train_learned
+	$(BIN)/python -m cantata.pipelines.coaching.train_learned --broad --no-table
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

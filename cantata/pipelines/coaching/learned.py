@@ -24,6 +24,12 @@ false alarms on hard negatives, and the benign long development conversations re
 (learned_weights.json), written by `make safety-model`, with a hash of the labelled set
 they were trained on: a test fails when the set changed and nobody retrained.
 
+The committed signal is a Panel of two such models: the first trained on the set but the
+batches kept out to measure it, the second (learned_weights_broad.json) on everything written
+blind. Each reads what the other misses; the panel's read of a sentence is the higher of the
+two, the second's mapped onto the first's scale by their own thresholds, so a member only
+ever raises a read, never lowers it.
+
 Inference is a dictionary lookup per feature: a sentence's features are hashed (crc32, a C
 call) and cached per word, so a screen stays in tens of microseconds.
 """
@@ -36,7 +42,7 @@ import json
 import math
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import accumulate, pairwise, repeat
@@ -46,6 +52,7 @@ from typing import Any
 from cantata.errors import CantataError
 
 WEIGHTS_FILE = Path(__file__).with_name("learned_weights.json")
+BROAD_FILE = Path(__file__).with_name("learned_weights_broad.json")  # the panel's second member
 # Bumped whenever features() changes: weights trained on other features are stale.
 FEATURES_VERSION = 1
 BITS = 20
@@ -147,6 +154,64 @@ class Model:
         return sigmoid(linear(self.weights, self.bias, known, size))
 
 
+def _knots(model: Model) -> tuple[float, float, float, float, float]:
+    return (0.0, model.weak, model.explicit, model.strong, 1.0)
+
+
+def onto(score: float, source: Model, target: Model) -> float:
+    """A score of `source` on `target`'s scale: piecewise linear between their thresholds, so a
+    read at `source`'s weak, explicit or strong is one at `target`'s."""
+    src, dst = _knots(source), _knots(target)
+    for i in range(4):
+        if score <= src[i + 1]:
+            span = src[i + 1] - src[i]
+            t = (score - src[i]) / span if span > 0 else 1.0
+            return dst[i] + t * (dst[i + 1] - dst[i])
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Panel(Model):
+    """Several models read as one: the first's thresholds and weights (the guard asks `weights`
+    whether there is a signal at all), each other member's read mapped onto its scale, the
+    highest read kept. A member trained on other data may raise a read, never lower it."""
+
+    others: tuple[Model, ...] = ()
+
+    @classmethod
+    def of(cls, first: Model, *others: Model) -> Panel:
+        return cls(
+            weights=first.weights,
+            bias=first.bias,
+            strong=first.strong,
+            weak=first.weak,
+            explicit=first.explicit,
+            data_sha256=first.data_sha256,
+            others=others,
+        )
+
+    def _best(self, logit_of: Callable[[Model], float]) -> float:
+        best = sigmoid(logit_of(self))
+        for other in self.others:
+            best = max(best, onto(sigmoid(logit_of(other)), other, self))
+        return best
+
+    def score(self, sentence: str) -> float:
+        if not self.weights:
+            return 0.0
+        found = features(sentence)  # hashed once for every member
+        return self._best(lambda m: linear(m.weights, m.bias, found))
+
+    def known(self, found: frozenset[int]) -> frozenset[int]:
+        return frozenset(f for f in found if f in self.weights or any(f in o.weights for o in self.others))
+
+    def read(self, known: frozenset[int], size: int) -> float:
+        if not self.weights or not size:
+            return 0.0
+        # linear() counts a feature a member has no weight for as 0: `known` may be the union.
+        return self._best(lambda m: linear(m.weights, m.bias, known, size))
+
+
 # No learned signal at all: the rules alone (the "before" of the measurements).
 OFF = Model(weights={}, bias=0.0, strong=2.0, weak=2.0)
 
@@ -200,5 +265,5 @@ def read_model(path: Path) -> Model:
 
 @cache
 def default_model() -> Model:
-    """The committed model (learned_weights.json), read once."""
-    return read_model(WEIGHTS_FILE)
+    """The committed signal, read once: the panel of learned_weights.json and its broad member."""
+    return Panel.of(read_model(WEIGHTS_FILE), read_model(BROAD_FILE))
