@@ -328,9 +328,10 @@ def test_the_means_at_hand_the_act_under_way_or_its_time_make_a_session_at_high_
     verdicts = run_session([HIGH_TURN[locale], text])
     assert [v.tier for v in verdicts] == ["high", "imminent"], text
     assert {"close_in_session", "refuses_to_be_stopped"} & {s.family for s in verdicts[-1].basis}, text
-    # Read only in a session at high: elsewhere these words weigh nothing (some are a sign of
-    # their own, read by the rules).
-    alone = run_session([ORDINARY, text])[-1]
+    # Read only in a session at high: elsewhere the rule weighs nothing (some are a sign of their
+    # own, read by the rules). The rules alone: the learned signal may read pills in front of
+    # someone as a means at hand, which then makes the session high of its own.
+    alone = run_session([ORDINARY, text], model=OFF)[-1]
     assert "close_in_session" not in {s.family for s in alone.signals}, text
 
 

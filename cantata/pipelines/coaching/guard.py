@@ -558,7 +558,9 @@ def _rules(
             ):
                 tier, weight, note = "none", 0, "a medication routine"
             elif rule.category in ACCUMULATING and _ordinary_note(sentence, match):
-                tier, weight, note = "none", 0, "a note for an ordinary purpose"
+                # The note's purpose explains the sentence to the learned signal too, which would
+                # otherwise read a note to a spouse as a farewell.
+                tier, weight, note, explained = "none", 0, "a note for an ordinary purpose", True
             elif rule.category in ACCUMULATING and _ends_a_relationship(sentence, match) and _only_breakups(text):
                 tier, weight, note = "none", 0, "a relationship ended"
             elif rule.category in ACCUMULATING and _explained(
