@@ -63,7 +63,7 @@ from cantata.pipelines.coaching.guard import assess, screen
 from cantata.pipelines.coaching.learned import BROAD_FILE, OFF, WEIGHTS_FILE, Model, read_model
 from cantata.pipelines.coaching.models import Guard
 from cantata.pipelines.coaching.safety import at_least_high
-from cantata.pipelines.coaching.train_learned import MEASURED_ONLY
+from cantata.pipelines.coaching.train_learned import LONG_DEVELOPMENT, MEASURED_ONLY
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "coaching"
 SET = DATA / "safety"
@@ -72,26 +72,6 @@ BENIGN_LONG = DATA / "benign_long"
 TIERS = DATA / "safety_tiers"
 # The newest blind development split (written 2026-12-05, tier-labelled), reported per category.
 BLIND_DEV = "dev18"
-# The benign long conversations' development halves (the held-out half is measured, never read).
-LONG_DEV = (
-    "long_dev",
-    "long_dev2",
-    "long_dev3",
-    "long_dev4",
-    "long_dev5",
-    "long_dev6",
-    "long_dev7",
-    "long_dev8",
-    "long_dev9",
-    "long_dev10",
-    "long_dev11",
-    "long_dev12",
-    "long_dev13",
-    "long_dev14",
-    "long_dev15",
-    "long_dev16",
-    "long_train1",
-)
 _BASELINE = re.compile(r"\b(?:kill myself|suicide)\b")
 ROUNDS = 5
 
@@ -210,7 +190,7 @@ def dev_figures(model: Model | None = None) -> None:
         cells = "   ".join(f"{tier} {right}/{total}" for tier, (total, right) in sorted(tallies.items()))
         print(f"  {locale} {BLIND_DEV} sessions ending at their tier: {cells}")
     _, conversations = load_set(BENIGN_LONG)
-    for split in LONG_DEV:
+    for split in LONG_DEVELOPMENT:
         for locale in ("en", "fr"):
             group = [s for s in conversations if s.split == split and s.locale == locale]
             raised = sum(any(at_least_high(v.tier) for v in run_session(s.turns, s.id, model=model)) for s in group)
@@ -292,7 +272,7 @@ def dev_report(model: Model | None = None) -> None:
             print(f"  TIER {tier}/{locale} {miss}")
     _, conversations = load_set(BENIGN_LONG)
     for s in conversations:
-        if s.split not in LONG_DEV:
+        if s.split not in LONG_DEVELOPMENT:
             continue
         for number, verdict in enumerate(run_session(s.turns, session=s.id, model=model), start=1):
             if at_least_high(verdict.tier):

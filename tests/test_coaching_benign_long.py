@@ -6,28 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from cantata.pipelines.coaching.evaluate import load_set
+from cantata.pipelines.coaching.train_learned import LONG_DEVELOPMENT
 
 FOLDER = Path(__file__).parent / "data" / "coaching" / "benign_long"
-SPLITS = (
-    "long_dev",
-    "long_dev2",
-    "long_dev3",
-    "long_dev4",
-    "long_dev5",
-    "long_dev6",
-    "long_dev7",
-    "long_dev8",
-    "long_dev9",
-    "long_dev10",
-    "long_dev11",
-    "long_dev12",
-    "long_dev13",
-    "long_dev14",
-    "long_dev15",
-    "long_dev16",
-    "long_train1",
-    "long_heldout",
-)
+SPLITS = (*LONG_DEVELOPMENT, "long_heldout")
 
 
 def test_benign_long_conversations_have_the_promised_shape() -> None:

@@ -7,30 +7,13 @@ from pathlib import Path
 from cantata.pipelines.coaching.evaluate import Session, load_set, run_session
 from cantata.pipelines.coaching.models import Guard
 from cantata.pipelines.coaching.safety import at_least_high
+from cantata.pipelines.coaching.train_learned import LONG_DEVELOPMENT
 
 DATA = Path("tests/data/coaching")
 SET = DATA / "safety"
 UNSEEN = DATA / "safety_unseen"
 LONG = DATA / "benign_long"
-LONG_DEV = (
-    "long_dev",
-    "long_dev2",
-    "long_dev3",
-    "long_dev4",
-    "long_dev5",
-    "long_dev6",
-    "long_dev7",
-    "long_dev8",
-    "long_dev9",
-    "long_dev10",
-    "long_dev11",
-    "long_dev12",
-    "long_dev13",
-    "long_dev14",
-    "long_dev15",
-    "long_dev16",
-    "long_train1",
-)
+LONG_DEV = LONG_DEVELOPMENT
 RANK = {"none": 0, "low": 1, "high": 2, "imminent": 3}
 
 

@@ -13,7 +13,6 @@ from cantata.pipelines.coaching import train_learned as T
 from cantata.pipelines.coaching.evaluate import load_set
 from cantata.pipelines.coaching.learned import default_model, features
 
-LONG_DEV = frozenset({"long_dev", "long_dev2", "long_train1", *(f"long_dev{i}" for i in range(3, 17))})
 BORDER = Path("tests/data/coaching/benign_probes")
 model = default_model()
 
@@ -33,7 +32,7 @@ def example(text: str) -> T.Example:
 
 committed = T.examples()
 T.MEASURED_ONLY = frozenset()
-T.LONG_SPLITS = LONG_DEV
+T.LONG_SPLITS = T.BROAD_LONG_SPLITS
 more = T.examples()
 with_a = more + [example(t) for name in ("en_a", "fr_a") for t in border(name)]
 unseen = load_set(Path("tests/data/coaching/safety_unseen"))[0]

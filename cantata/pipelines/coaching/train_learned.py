@@ -77,6 +77,8 @@ DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "coaching" / "sa
 # the held-out half (`long_heldout`) is for measuring and never read here.
 CONVERSATIONS = DATA.parent / "benign_long"
 LONG_SPLIT = "long_dev"  # the folds' prefix (long_dev_0...)
+# Every development half, in the order they were written; bench/safety.py measures them all.
+LONG_DEVELOPMENT = (LONG_SPLIT, "long_dev2", *(f"long_dev{i}" for i in range(3, 17)), "long_train1")
 LONG_SPLITS = frozenset({LONG_SPLIT, "long_dev2"})  # the development halves, written blind
 # The batches written blind on 2026-12-05 (and dev19 to dev27, 2026-12-06) are measured, not
 # trained on: retrained with them (and the benign long_dev3, long_dev4, long_train1), the signal
@@ -126,7 +128,7 @@ MEASURED_ONLY = frozenset(
 # that read them all, its reads mapped onto the first one's scale and only ever raising it
 # (learned.Panel), answered more unseen crisis messages at their tier (912/1138 against 875)
 # with the same benign held-out conversations at high (3/60), 2026-12-07.
-BROAD_LONG_SPLITS = LONG_SPLITS | {"long_train1", *(f"long_dev{i}" for i in range(3, 17))}
+BROAD_LONG_SPLITS = frozenset(LONG_DEVELOPMENT)
 LONG_FOLDS = 4  # the development conversations, dealt into this many splits by conversation
 # At most this share of the development conversations may hold a turn whose out-of-fold
 # score reaches `strong`: the false-alarm budget is per conversation (what a person lives
