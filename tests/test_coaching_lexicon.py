@@ -27,7 +27,7 @@ from cantata.pipelines.coaching.lexicon import (
 )
 from cantata.pipelines.coaching.replies import TEMPLATES, bundled_replies, load_replies
 from cantata.pipelines.coaching.reply_checks import load_reply_checks
-from cantata.pipelines.coaching.rules import HIGH
+from cantata.pipelines.coaching.rules import HIGH, GateIndex
 from cantata.pipelines.coaching.safety import ResourceEntry
 from cantata.pipelines.coaching.tolerant import IDIOM, load_tolerance, tolerant
 
@@ -177,7 +177,7 @@ def test_a_toy_locale_s_graded_signs_and_shared_terms_are_built_from_files_alone
         tolerant("ik zal er morgen niet meer zijn dan een uur")
     )
 
-    monkeypatch.setattr(guard, "RULES", (wish, voices, gone, burden))
+    monkeypatch.setattr(guard, "RULE_INDEX", GateIndex((wish, voices, gone, burden)))
     verdict = guard.assess("Ik wil echt sterven.", session="toy", turn=1, previous=None, model=learned.OFF)
     assert (verdict.tier, [(h.rule, h.tier, h.weight) for h in verdict.hits]) == (
         "high",

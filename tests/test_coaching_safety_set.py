@@ -18,9 +18,10 @@ from cantata.config import InstancesConfig, load_config
 from cantata.context import CheckContext
 from cantata.pipelines.coaching.evaluate import Tally, describe, evaluate, graded_recall, load_set, run_session
 from cantata.pipelines.coaching.evidence import CONCEPTS
-from cantata.pipelines.coaching.guard import RULES, assess, screen
+from cantata.pipelines.coaching.guard import RULE_INDEX, RULES, assess, screen
 from cantata.pipelines.coaching.learned import OFF as RULES_ONLY
 from cantata.pipelines.coaching.learned import RULE_PREFIX
+from cantata.pipelines.coaching.lexicon import bundled as bundled_lexicon
 from cantata.pipelines.coaching.models import Stability
 from cantata.pipelines.coaching.replies import safety_template
 from cantata.pipelines.coaching.reply_checks import detect_blocked
@@ -250,10 +251,11 @@ def test_every_rule_gate_lets_through_every_sentence_its_pattern_matches() -> No
     for text in texts:
         for sentence in tolerant(text).split(f" {BOUNDARY} "):
             words = sentence_words(sentence)
+            candidates = RULE_INDEX.candidates(words)
             for rule in RULES:
                 if rule.pattern.search(sentence):
                     checked += 1
-                    assert rule.may_match(words), (rule.id, sentence, rule.gate)
+                    assert rule in candidates, (rule.id, sentence, rule.gate)
     assert checked > 200
 
 
@@ -589,12 +591,18 @@ def test_a_denial_adds_no_evidence_and_evidence_never_lowers_a_tier() -> None:
 
 
 def test_every_concept_gate_lets_through_every_sentence_its_lexicon_matches() -> None:
-    """The evidence lexicons' word gates are derived from their regexes, as the rules' are."""
+    """The evidence lexicons' and the risk concepts' word gates are derived from their regexes,
+    as the rules' are."""
     messages, sessions = load_set(SET)
     texts = [m.text for m in messages] + [t for s in sessions for t in s.turns]
+    gated = [*CONCEPTS, *bundled_lexicon("risk_concepts").families]
+    assert sum(g.gate is not None for g in gated) > 40
+    checked = 0
     for text in texts:
         for sentence in tolerant(text).split(f" {BOUNDARY} "):
             words = sentence_words(sentence)
-            for concept in CONCEPTS:
-                if concept.gate is not None and concept.pattern.search(sentence):
-                    assert not concept.gate.isdisjoint(words), (concept.name, sentence)
+            for item in gated:
+                if item.gate is not None and item.pattern.search(sentence):
+                    checked += 1
+                    assert not item.gate.isdisjoint(words), (item.name, sentence)
+    assert checked > 1000

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from cantata.pipelines.coaching import lexicon
 from cantata.pipelines.coaching.lexicon import Concept, Concepts, Contexts, Lexicon
-from cantata.pipelines.coaching.rules import HIGH, sentence_words
+from cantata.pipelines.coaching.rules import HIGH, GateIndex, sentence_words
 from cantata.pipelines.coaching.safety import Category, Tier
 
 
@@ -55,6 +55,7 @@ class Scorer:
 
     def __init__(self, concepts: Concepts, contexts: Contexts, risk_concepts: Lexicon) -> None:
         self.concepts = concepts.concepts
+        self._index = GateIndex(self.concepts)
         self._by_name = {c.name: c for c in self.concepts}
         self._family_order = concepts.family_order
         self._explains = concepts.explains
@@ -64,8 +65,8 @@ class Scorer:
         self._means = concepts.sets["means_words"]
         self._voices = concepts.sets["voices"]
         self._risk_lexicon = risk_concepts
-        self._means_named = [f.pattern for f in risk_concepts.families if f.name == "means_named"]
-        self._means_concepts = [c for c in self.concepts if c.name in self._means]
+        self._means_named = Lexicon(tuple(f for f in risk_concepts.families if f.name == "means_named"))
+        self._means_index = GateIndex([c for c in self.concepts if c.name in self._means])
         # The words of every sign's lexicon (and a hedge's, a voice's): a sentence with none
         # of them holds no sign, so no lexicon is searched (most of what a coach hears).
         read = [c for c in self.concepts if c.sign or c.name in ("hedge", "voice")]
@@ -92,9 +93,7 @@ class Scorer:
     def _concepts(self, sentence: str, words: frozenset[str]) -> dict[str, int]:
         """Each concept found in the sentence, with the number of distinct words that carry it."""
         found: dict[str, int] = {}
-        for concept in self.concepts:
-            if concept.gate is not None and concept.gate.isdisjoint(words):
-                continue
+        for concept in self._index.candidates(words):
             if concept.pattern.search(sentence) is None:
                 continue
             found[concept.name] = len({m.group(0) for m in concept.pattern.finditer(sentence)})
@@ -219,9 +218,14 @@ class Scorer:
             return True
         # The warning signs said without naming death (a burden, no way out, to disappear...): data
         # files a clinician reviews (lexicon/<locale>/risk_concepts.yaml).
-        if self._risk_lexicon.matches(sentence):
+        words = sentence_words(sentence) if words is None else words
+        if self._risk_lexicon.matches(sentence, words):
             return True
-        found = self._discount(sentence, self._concepts(sentence, sentence_words(sentence) if words is None else words))
+        found = self._concepts(sentence, words)
+        # The discounts only take concepts away: most sentences name none, and are not read again.
+        return self._names_a_risk(found) and self._names_a_risk(self._discount(sentence, found))
+
+    def _names_a_risk(self, found: dict[str, int]) -> bool:
         return bool(self._risk_concepts & found.keys()) or (
             "hopeless" in found and bool({"life", "death"} & found.keys())
         )
@@ -255,13 +259,10 @@ class Scorer:
         (risk_concepts' `means_named`, or a means concept), unless a story or a figure of speech
         explains it: what a pronoun a moment later may refer to. Read on every sentence, so only
         those lexicons are searched (the means concepts behind their gate words)."""
-        named = any(p.search(sentence) for p in self._means_named)
-        if not named:
-            words = sentence_words(sentence)
-            named = any(
-                (c.gate is None or not c.gate.isdisjoint(words)) and c.pattern.search(sentence) is not None
-                for c in self._means_concepts
-            )
+        words = sentence_words(sentence)
+        named = self._means_named.matches(sentence, words) or any(
+            c.pattern.search(sentence) is not None for c in self._means_index.candidates(words)
+        )
         return named and not (self._fiction.search(sentence) or self._idiom.search(sentence))
 
     def names_explicitly(self, sentence: str) -> bool:

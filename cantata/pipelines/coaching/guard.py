@@ -66,6 +66,8 @@ tier (none, low, high, imminent).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, cast, get_args
 
 from pydantic import ValidationError
@@ -73,7 +75,7 @@ from pydantic import ValidationError
 from cantata import FunctionContext
 from cantata.pipelines.coaching import evidence, grading, learned, lexicon, signs
 from cantata.pipelines.coaching.models import ContextTurn, Guard, GuardHit, GuardSignal
-from cantata.pipelines.coaching.rules import HIGH, Rule, sentence_words
+from cantata.pipelines.coaching.rules import HIGH, GateIndex, Rule, sentence_words
 from cantata.pipelines.coaching.safety import (
     CATEGORIES,
     Category,
@@ -94,6 +96,8 @@ _LOCALES = frozenset(get_args(Locale))
 RULES: tuple[Rule, ...] = (
     signs.RULES + lexicon.load_signs("warning_signs", "warning") + lexicon.load_signs("other_risks")
 )
+# The rules a sentence's words may match, found by word (rules.GateIndex).
+RULE_INDEX = GateIndex(RULES)
 # Each rule's family as its data file names it (a hit graded as a passive wish is renamed).
 _FAMILY_OF: dict[str, str] = {rule.id: rule.family for rule in RULES}
 
@@ -328,23 +332,46 @@ def screen(message: str, model: learned.Model | None = None) -> list[GuardHit]:
     return _screen(tolerant(message), learned.default_model() if model is None else model)[0]
 
 
+@dataclass
+class _Readable:
+    """The sentences of one message the learned signal reads (long enough for a statistical
+    read), each with its words and hashed features, and whether they name a risk: computed
+    once per turn for the signal's read, its risk check and the session's context (_recent)."""
+
+    sentences: list[tuple[str, frozenset[str]]]
+
+    @classmethod
+    def of(cls, readable: list[tuple[str, frozenset[str]]], model: learned.Model) -> _Readable:
+        if not model.weights:
+            return cls([])
+        return cls([(s, w) for s, w in readable if len(s.split()) >= learned.MIN_WORDS])
+
+    @cached_property
+    def features(self) -> list[frozenset[int]]:
+        return [learned.features(s) for s, _ in self.sentences]
+
+    @cached_property
+    def names_risk(self) -> bool:
+        return any(evidence.names_risk(s, w) for s, w in self.sentences)
+
+
 def _screen(
     text: str, model: learned.Model, *, settled: bool = False, means_before: bool = False, wished: bool = False
-) -> tuple[list[GuardHit], float, list[str]]:
+) -> tuple[list[GuardHit], float, _Readable]:
     """The hits, the learned signal's best read of the message (0 when it reads none) and the
     sentences it read. `wished`: the session's only sign so far is a passive wish."""
-    hits, readable = _rules(text, settled=settled, means_before=means_before)
+    hits, found = _rules(text, settled=settled, means_before=means_before)
+    readable = _Readable.of(found, model)
     wish = _wish_only(hits) or (wished and not _other_signs(hits))
     hedged = any(h.family in _NOT_ESCALATING for h in hits)
     learned_hit, read = _learned(model, readable, signed=_signed(hits), wish=wish, hedged=hedged)
-    sentences = [s for s, _ in readable if len(s.split()) >= learned.MIN_WORDS] if model.weights else []
     if learned_hit is None:
-        return hits, read, sentences
+        return hits, read, readable
     if _silent(learned_hit) and any(h.weight and h.category in ACCUMULATING for h in hits):
         # One remark is one sign: the rules or the evidence already read what this message
         # says, so a weak read of the same message adds nothing (noted, weight 0).
         learned_hit = learned_hit.model_copy(update={"weight": 0})
-    return [*hits, learned_hit], read, sentences
+    return [*hits, learned_hit], read, readable
 
 
 def _signed(hits: list[GuardHit]) -> bool:
@@ -527,8 +554,8 @@ def _rules(
         words = sentence_words(sentence)
         denied = False
         explained = False  # a symptom the sentence places in the past or in a habit
-        for rule in RULES:
-            if rule.id in seen or not rule.may_match(words):
+        for rule in RULE_INDEX.candidates(words):
+            if rule.id in seen:
                 continue
             match = rule.pattern.search(sentence)
             if match is None:
@@ -652,7 +679,7 @@ def _silent(hit: GuardHit) -> bool:
 
 def _learned(
     model: learned.Model,
-    sentences: list[tuple[str, frozenset[str]]],
+    readable: _Readable,
     *,
     signed: bool,
     wish: bool = False,
@@ -670,10 +697,10 @@ def _learned(
     is not read, nor one too short for a statistical read ("no", "thanks": the rules read those).
     A high read whose sentence names a time or the means at hand is imminent, unless the rules
     read a hedge or a denial in the message (`hedged`)."""
-    sentences = [(s, w) for s, w in sentences if len(s.split()) >= learned.MIN_WORDS]
-    if not model.weights or not sentences:
+    sentences = readable.sentences
+    if not sentences:
         return None, 0.0
-    scored = [(model.score(s), s, w) for s, w in sentences]
+    scored = [(model.read(f, len(f)), s, w) for (s, w), f in zip(sentences, readable.features, strict=True)]
     score, sentence, words = max(scored)
     if score < model.weak:
         return None, score
@@ -685,7 +712,7 @@ def _learned(
     # A sentence that names death, self-harm or a lethal means in so many words needs less
     # (model.explicit): that sentence itself, not another one of the message ("my father died
     # of a stroke").
-    strong = (score >= model.strong and (signed or any(evidence.names_risk(s, w) for s, w in sentences))) or any(
+    strong = (score >= model.strong and (signed or readable.names_risk)) or any(
         read >= model.explicit and evidence.names_explicitly(s) for read, s, _ in scored
     )
     tier: Tier = "none"
@@ -790,18 +817,18 @@ def accumulate(
 
 
 def _recent(
-    before: Guard | None, turn: int, model: learned.Model, sentences: list[str], read: float
+    before: Guard | None, turn: int, model: learned.Model, readable: _Readable, read: float
 ) -> list[ContextTurn]:
     """This turn and the ones before it that grading.CONTEXT reads together. A turn is kept as the
     learned signal reads it, hashed features and a count, never its words (the Guard is stored)."""
     kept = [c for c in (before.context if before is not None else []) if 0 < turn - c.turn < grading.CONTEXT.turns]
-    found = frozenset[int]().union(*map(learned.features, sentences))
+    found = frozenset[int]().union(*readable.features)
     known = model.known(found)
     this = ContextTurn(
         turn=turn,
         features=sorted(known),
         unknown=len(found) - len(known),
-        risk=any(evidence.names_risk(s, sentence_words(s)) for s in sentences),
+        risk=readable.names_risk,
         read=read,
     )
     return [*kept, this]
@@ -891,7 +918,7 @@ def assess(
     means_turn = before.means_turn if before is not None else None
     means_before = means_turn is not None and turn - means_turn <= REFERS_BACK
     model = learned.default_model() if model is None else model
-    hits, read, sentences = _screen(
+    hits, read, readable = _screen(
         text, model, settled=settled, means_before=means_before, wished=_only_a_wish(before, turn)
     )
     if any(evidence.mentions_means(s) for s in text.split(_SENTENCES)):
@@ -903,7 +930,7 @@ def assess(
     ]
     # Not once the session is at high: the tier is carried, and a read could not raise it.
     at_high = before is not None and at_least_high(before.tier)
-    context = [] if at_high else _recent(before, turn, model, sentences, read)
+    context = [] if at_high else _recent(before, turn, model, readable, read)
     found = None if at_high else _context_read(model, context, [*(before.signals if before else []), *new], text)
     if found is not None:
         hits.append(found)

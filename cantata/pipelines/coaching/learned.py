@@ -143,7 +143,7 @@ class Model:
 
     def known(self, found: frozenset[int]) -> frozenset[int]:
         """The features of `found` the model has a weight for."""
-        return frozenset(f for f in found if f in self.weights)
+        return frozenset(self.weights.keys() & found)
 
     def read(self, known: frozenset[int], size: int) -> float:
         """The probability for a feature set of `size` features of which `known` are weighed (what
@@ -203,7 +203,7 @@ class Panel(Model):
         return self._best(lambda m: linear(m.weights, m.bias, found))
 
     def known(self, found: frozenset[int]) -> frozenset[int]:
-        return frozenset(f for f in found if f in self.weights or any(f in o.weights for o in self.others))
+        return frozenset(self.weights.keys() & found).union(*(o.weights.keys() & found for o in self.others))
 
     def read(self, known: frozenset[int], size: int) -> float:
         if not self.weights or not size:

@@ -28,12 +28,12 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, get_args
 
 from cantata.errors import SpecError
-from cantata.pipelines.coaching.rules import END, HIGH, Rule, gate_of, rule, sign, vocabulary_gate
+from cantata.pipelines.coaching.rules import END, HIGH, GateIndex, Rule, gate_of, rule, sign, vocabulary_gate
 from cantata.pipelines.coaching.safety import Category
 from cantata.yamlsource import Loc, YamlSource, load_yaml
 
@@ -47,6 +47,7 @@ class Family:
     locale: str
     source: str
     pattern: re.Pattern[str]
+    gate: frozenset[str] | None = None  # words one of which every match holds (rules.gate_of)
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,16 @@ class Lexicon:
     def families_in(self, sentence: str) -> list[str]:
         return [f.name for f in self.families if f.pattern.search(sentence)]
 
-    def matches(self, sentence: str) -> bool:
-        return any(f.pattern.search(sentence) for f in self.families)
+    @cached_property
+    def _index(self) -> GateIndex[Family]:
+        return GateIndex(self.families)
+
+    def matches(self, sentence: str, words: frozenset[str] | None = None) -> bool:
+        """`words`: the sentence's rules.sentence_words, when the caller has them: only the
+        families whose gate they pass are searched."""
+        if words is None:
+            return any(f.pattern.search(sentence) for f in self.families)
+        return any(f.pattern.search(sentence) for f in self._index.candidates(words))
 
 
 def _text(source: YamlSource, value: Any, loc: Loc, what: str) -> str:
@@ -137,7 +146,9 @@ def load_lexicon(name: str, root: Path = LEXICON_DIR) -> Lexicon:
             phrases = _phrases(source, item, loc, {})
             with _regex_errors(source, loc, phrases):
                 pattern = re.compile(r"\b(?:" + "|".join(phrases) + r")\b")
-            families.append(Family(name=family, locale=locale, source=text, pattern=pattern))
+            families.append(
+                Family(name=family, locale=locale, source=text, pattern=pattern, gate=gate_of(tuple(phrases)))
+            )
     return Lexicon(tuple(families))
 
 

@@ -16,8 +16,10 @@ no pattern may use "." or a negated character class, so none can cross a sentenc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
+from typing import Generic, Protocol, TypeVar
 
 from cantata.pipelines.coaching.safety import Category, Tier
 
@@ -42,12 +44,41 @@ class Rule:
     negation_inside: bool = True
     # Words one of which every match contains (None: no such set is known). A sentence
     # without any of them cannot match, so the regex is not run: most rules are skipped
-    # on most sentences, which keeps a screen in microseconds.
+    # on most sentences (GateIndex), which keeps a screen in microseconds.
     gate: frozenset[str] | None = None
 
-    def may_match(self, words: frozenset[str]) -> bool:
+
+class Gated(Protocol):
+    """Anything with a word gate: a rule, an evidence concept (lexicon.Concept)."""
+
+    @property
+    def gate(self) -> frozenset[str] | None: ...
+
+
+G = TypeVar("G", bound=Gated)
+
+
+class GateIndex(Generic[G]):
+    """Rules (or evidence concepts) in their order, found for a sentence by its words: each gate
+    word names the items it opens, so a sentence's candidates take a lookup per word rather
+    than a gate test per item (hundreds of rules, a handful of which may match any one
+    sentence). The candidates are exactly the items whose gate the words pass, in order."""
+
+    def __init__(self, items: Sequence[G]) -> None:
+        self.items = tuple(items)
+        self._ungated = frozenset(i for i, item in enumerate(items) if item.gate is None)
+        opens: dict[str, set[int]] = {}
+        for i, item in enumerate(items):
+            for word in item.gate or ():
+                opens.setdefault(word, set()).add(i)
+        self._opens = {word: frozenset(found) for word, found in opens.items()}
+
+    def candidates(self, words: frozenset[str]) -> list[G]:
         """`words`: the sentence's words (see sentence_words)."""
-        return self.gate is None or not self.gate.isdisjoint(words)
+        found = set(self._ungated)
+        for word in words & self._opens.keys():
+            found |= self._opens[word]
+        return [self.items[i] for i in sorted(found)]
 
 
 def sentence_words(sentence: str) -> frozenset[str]:
@@ -128,9 +159,48 @@ def _prefix_key(word: str) -> str:
     return f"^{word[:_PREFIX]}"
 
 
+def _options(inner: str) -> list[str]:
+    """A group's options: its text split at its own top-level "|"."""
+    cuts = [i for i, c, depth in regex_depths(inner) if c == "|" and depth == 0]
+    return [inner[a + 1 : b] for a, b in pairwise((-1, *cuts, len(inner)))]
+
+
+def _union(found: list[tuple[str, ...] | None]) -> tuple[str, ...] | None:
+    """The words of every option together (one of which any match holds), None when an option has none."""
+    if any(f is None for f in found):
+        return None
+    return tuple(sorted({w for f in found if f is not None for w in f}))
+
+
+def _word_end(alternative: str, end: int) -> bool:
+    """Whether a word ends at `end` of the alternative whatever the text: at its end (the rule's
+    closing \\b), a space or "$", seen past any lookarounds there (they take no text) and any
+    group whose every option starts with a space ("(?: [a-z'-]+){0,3}": a space, or what follows)."""
+    while end < len(alternative) and alternative[end] == "(":
+        after = _group_end(alternative, end)
+        if alternative.startswith(("(?=", "(?!", "(?<=", "(?<!"), end):
+            end = after
+            continue
+        inner = alternative[end + 1 : after - 1].removeprefix("?:")
+        if not all(o.startswith(" ") for o in _options(inner)):
+            return False
+        optional = re.match(r"\?|\*|\{0,[0-9]*\}", alternative[after:])
+        if optional is None:
+            return True  # a space follows
+        end = after + optional.end()
+    return end == len(alternative) or alternative[end] in " $"
+
+
 def _necessary(alternative: str) -> tuple[str, ...] | None:
     """Whole words one of which any match of `alternative` contains: a word of a mandatory
-    top-level literal run, or one word per option of a mandatory group of literal options."""
+    top-level literal run, one word per option of a mandatory group of literal options, or
+    the words of each option of a mandatory group whose options are phrasings of their own
+    ("(?:(?<!his )(?:death|dying) sounds|being dead)"): any match holds one option's match.
+    Options at the top level: the words of each."""
+    options = _options(alternative)
+    if len(options) > 1:
+        found = [_necessary(o) for o in options]
+        return _union(found)
     candidates: list[tuple[str, ...]] = []
     run, run_start, i = "", 0, 0
     # After an optional group that starts at a word edge and whose options end with a
@@ -160,8 +230,6 @@ def _necessary(alternative: str) -> tuple[str, ...] | None:
             # A lookaround after a word ("burden(?= ,|$)") ends it: every one here starts with a space or $.
             close_run(i, right=True, word_end=alternative.startswith(("(?=", "(?!"), i))
         run = ""
-        if c == "|":
-            return None  # a top-level alternation: nothing is mandatory
         if c == "{":
             i = alternative.index("}", i) + 1
         elif c == "(":
@@ -169,19 +237,24 @@ def _necessary(alternative: str) -> tuple[str, ...] | None:
             optional = end < len(alternative) and alternative[end] in _QUANTIFIERS
             plain = alternative.startswith("(?:", i) or not alternative.startswith("(?", i)
             inner = alternative[i + 1 : end - 1].removeprefix("?:")
-            bounded = (i in (0, word_start_at) or alternative[i - 1] == " ") and (
-                end == len(alternative) or alternative[end] == " "
-            )
+            starts_word = i in (0, word_start_at) or alternative[i - 1] == " " or alternative.endswith("^", 0, i)
+            bounded = starts_word and _word_end(alternative, end)
             literal = plain and bool(inner) and all(ch in _LITERAL or ch == "|" for ch in inner)
             if literal and bounded and not optional:
                 options = [max(o.split(), key=len, default="") for o in inner.split("|")]
                 if all(len(o) >= 2 for o in options):
                     candidates.append(tuple(options))
-            at_edge = i == 0 or alternative[i - 1] == " "
+            elif plain and bounded and not optional and inner:
+                union = _union([_necessary(o) for o in _options(inner)])
+                if union is not None:
+                    candidates.append(union)
+            if starts_word and alternative.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+                # A lookaround takes no text: what follows it starts where it does, at a word edge.
+                word_start_at = end
             if (
                 literal
                 and optional
-                and at_edge
+                and starts_word
                 and alternative[end] == "?"
                 and all(o.endswith(" ") for o in inner.split("|"))
             ):
