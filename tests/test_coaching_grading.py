@@ -284,6 +284,8 @@ CLOSE = {
         "Not looking to be talked out of it",
         "I don't know why I'm typing to you instead of just doing it",
         "i've got a glass of water. i'm just sitting on the floor",
+        "been stood here a while. getting my nerve up",
+        "i ain't askin you to stop me. i know what i'm doin",
     ],
     "fr": [
         "j'ai vidé toutes les plaquettes de ma mère sur le bureau",
@@ -304,6 +306,8 @@ CLOSE = {
         "Dès que les petits seront endormis.",
         "je sais pas pourquoi je t'écris au lieu de le faire",
         "j'ai un verre d'eau à côté",
+        "Je vais descendre l'échelle dans un moment",
+        "ne cherche pas à me retenir",
     ],
 }
 # The same words that are ordinary in a session at high: a habit, a night before, a denial, a
@@ -319,6 +323,7 @@ STILL_HIGH = {
         "I'll go to her place after work",
         "I keep planning the workout instead of doing it",
         "I have a glass of water every time the craving hits",
+        "I'm working up the nerve to tell my boss",
     ],
     "fr": [
         "j'appellerai pas le 3114, pas la peine de me donner des numéros",
@@ -327,6 +332,7 @@ STILL_HIGH = {
         "j'appellerai ma soeur dès que les petits seront couchés",
         "je repousse le sport au lieu de le faire",
         "j'ai un verre d'eau tous les matins en me levant",
+        "je vais descendre faire les courses dans un moment",
     ],
 }
 
