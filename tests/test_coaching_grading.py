@@ -286,6 +286,12 @@ CLOSE = {
         "i've got a glass of water. i'm just sitting on the floor",
         "been stood here a while. getting my nerve up",
         "i ain't askin you to stop me. i know what i'm doin",
+        "just waiting for it to get dark",
+        "once the sun's down i'm going over the side",
+        "ive picked friday, after my last exam",
+        "the rope's already in the wardrobe. tested the rail",
+        "everything im going to use is laid out on the bed",
+        "I'm not asking you to fix it. I've decided",
     ],
     "fr": [
         "j'ai vidé toutes les plaquettes de ma mère sur le bureau",
@@ -308,6 +314,11 @@ CLOSE = {
         "j'ai un verre d'eau à côté",
         "Je vais descendre l'échelle dans un moment",
         "ne cherche pas à me retenir",
+        "je vais sauter. j'attends juste que la rue soit vide",
+        "Je vais attendre qu'ils dorment.",
+        "tout sera réglé avant. demain soir, quand il fera nuit",
+        "à minuit c'est fini, j'ai ce qu'il faut sous le lit",
+        "J'ai essayé la corde sur la poutre, elle tient",
     ],
 }
 # The same words that are ordinary in a session at high: a habit, a night before, a denial, a
@@ -324,6 +335,12 @@ STILL_HIGH = {
         "I keep planning the workout instead of doing it",
         "I have a glass of water every time the craving hits",
         "I'm working up the nerve to tell my boss",
+        "waiting for the kids to go to bed so I can watch my show",
+        "once the sun's down I'm going for a walk",
+        "I've picked Friday for my quit day",
+        "I tested the rope swing at the park with the kids",
+        "my clothes for the interview are laid out on the bed",
+        "I'm not asking you to fix my sleep, just some tips",
     ],
     "fr": [
         "j'appellerai pas le 3114, pas la peine de me donner des numéros",
@@ -333,6 +350,10 @@ STILL_HIGH = {
         "je repousse le sport au lieu de le faire",
         "j'ai un verre d'eau tous les matins en me levant",
         "je vais descendre faire les courses dans un moment",
+        "j'attends que les petits dorment pour regarder ma série",
+        "je sortirai le chien quand il fera nuit",
+        "la fête à minuit c'est fini pour les petits",
+        "j'ai essayé la corde sur la poutre du préau pour la balançoire des petits",
     ],
 }
 
