@@ -33,7 +33,17 @@ from pathlib import Path
 from typing import Any, get_args
 
 from cantata.errors import SpecError
-from cantata.pipelines.coaching.rules import END, HIGH, GateIndex, Rule, gate_of, rule, sign, vocabulary_gate
+from cantata.pipelines.coaching.rules import (
+    END,
+    HIGH,
+    GateIndex,
+    Rule,
+    gate_of,
+    rule,
+    sentence_words,
+    sign,
+    vocabulary_gate,
+)
 from cantata.pipelines.coaching.safety import Category
 from cantata.yamlsource import Loc, YamlSource, load_yaml
 
@@ -67,8 +77,7 @@ class Lexicon:
     def matches(self, sentence: str, words: frozenset[str] | None = None) -> bool:
         """`words`: the sentence's rules.sentence_words, when the caller has them: only the
         families whose gate they pass are searched."""
-        if words is None:
-            return any(f.pattern.search(sentence) for f in self.families)
+        words = sentence_words(sentence) if words is None else words
         return any(f.pattern.search(sentence) for f in self._index.candidates(words))
 
 
