@@ -395,6 +395,16 @@ def test_a_farewell_to_a_habit_explains_itself_not_the_rest_of_its_sentence() ->
             "i won't be around next week, got a job interview in leeds. will check in after",
             "i won't be around next week. nobody will check in after",
         ),
+        # From the blind long_dev16 conversations (2026-12-07), worded afresh: a short trip, rest
+        # after an operation.
+        (
+            "je ne serai pas là la semaine prochaine, on part 4 jours à la mer",
+            "je ne serai plus là la semaine prochaine, j'ai tout prévu",
+        ),
+        (
+            "I won't be around next week, I'll be recovering after my op",
+            "I won't be around next week. I've sorted everything out",
+        ),
         (
             "I'm on the bridge in traffic again, running late",
             "I'm on the bridge. staring down at the water for an hour now",
