@@ -49,7 +49,7 @@ class Rule:
 
 
 class Gated(Protocol):
-    """Anything with a word gate: a rule, an evidence concept (lexicon.Concept)."""
+    """Anything with a word gate: a rule, an evidence concept (lexicon.Concept), a lexicon family."""
 
     @property
     def gate(self) -> frozenset[str] | None: ...
@@ -59,10 +59,11 @@ G = TypeVar("G", bound=Gated)
 
 
 class GateIndex(Generic[G]):
-    """Rules (or evidence concepts) in their order, found for a sentence by its words: each gate
-    word names the items it opens, so a sentence's candidates take a lookup per word rather
-    than a gate test per item (hundreds of rules, a handful of which may match any one
-    sentence). The candidates are exactly the items whose gate the words pass, in order."""
+    """Rules (or evidence concepts, or lexicon families) in their order, found for a sentence
+    by its words: each gate word names the items it opens, so a sentence's candidates take a
+    lookup per word rather than a gate test per item (hundreds of rules, a handful of which
+    may match any one sentence). The candidates are exactly the items whose gate the words
+    pass, in order."""
 
     def __init__(self, items: Sequence[G]) -> None:
         self.items = tuple(items)
