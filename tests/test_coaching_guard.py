@@ -514,3 +514,23 @@ def test_a_medicine_for_a_symptom_in_a_list_and_an_overdose_years_ago_are_not_al
     assert assess(years_ago, session="s", turn=1, previous=None).tier == "none"
     last_night = assess("my brother od'd last night and I want to join him", session="s", turn=1, previous=None)
     assert last_night.tier != "none"
+
+
+@pytest.mark.parametrize(
+    ("ordinary", "risk"),
+    [
+        (
+            "I cleaned my 1911 for the range on Saturday, it's in the truck",
+            "got my 1911 out of the safe. loaded it. it's on the kitchen table",
+        ),
+        ("in 1911 my great grandad built this farmhouse, the photo is on the kitchen table", "my glock is loaded"),
+        ("got the 12 gauge out for goose season, opener is tomorrow", "got the 12 gauge out there already tonight"),
+        ("j'ai pris ma 30-06 pour la chasse au chevreuil samedi", "ma 30-06 est sur la table de cuisine, chargée"),
+    ],
+)
+def test_a_gun_named_by_its_make_or_calibre_set_out_is_imminent(ordinary: str, risk: str) -> None:
+    """From the blind dev21 and dev23 sessions (2026-12-08), worded afresh: a gun said by its
+    make or calibre ("my 1911", "the 12 gauge", "ma 30-06") loaded or set out was read as nothing;
+    a hunt, the range or a year with the same words stays below high."""
+    assert not at_least_high(assess(ordinary, session="s", turn=1, previous=None).tier), ordinary
+    assert assess(risk, session="s", turn=1, previous=None).tier == "imminent", risk
