@@ -98,6 +98,29 @@ def test_a_toy_locale_s_warning_signs_are_rules_built_from_files_alone(tmp_path:
     assert (taken.id, taken.tier, taken.family, taken.negatable) == ("nl.warning.taken", "imminent", "attempt", False)
 
 
+TOY_SCENE = """\
+signs:
+  - id: closed_garage
+    category: suicide_self_harm
+    tier: imminent
+    source: "a toy source"
+    phrases:
+      - "in de garage"
+    with:
+      - ["motor (?:draait|loopt)", "handdoeken onder de deur"]
+      - ["deur (?:is )?dicht"]
+"""
+
+
+def test_a_toy_locale_s_scene_needs_every_part_said_somewhere_in_the_message(tmp_path: Path) -> None:
+    (scene,) = load_signs("warning_signs", "warning", _toy_root(tmp_path, TOY_SCENE, "warning_signs"))
+    said = tolerant("Ik zit in de garage. De motor draait. De deur is dicht.")
+    assert scene.pattern.search(said) and scene.scene_holds(said)
+    assert scene.scene_holds(tolerant("in de garage. handdoeken onder de deur. deur dicht"))  # either phrase of a part
+    assert not scene.scene_holds(tolerant("Ik zit in de garage. De motor draait. De deur is open."))
+    assert not scene.scene_holds(tolerant("in de garage, deur dicht, ik rook daar"))
+
+
 TOY_TERMS = """\
 terms:
   wish: "(?:ik wil|ik wens)"
@@ -255,6 +278,10 @@ _TWICE = _sign("weight: 3") + _sign("weight: 3").removeprefix("signs:\n")
         (_sign("weight: 3\n    gate: [two words]"), 5, "one lower-case word"),
         (_sign("weight: 3\n    gate: ['{day}']"), 5, "unknown term {day}"),
         (_TWICE, 7, "used twice"),
+        (_sign("tier: high\n    with: []"), 5, "with must be a non-empty list of parts"),
+        (_sign("tier: high\n    with: [a]"), 5, "a part must be a non-empty list of phrases"),
+        (_sign("tier: high\n    with: [[a, '(b']]"), 5, "not a regular expression"),
+        (_sign("tier: high\n    with: [['{day}']]"), 5, "unknown term {day}"),
         ("terms: [a]\nsigns: []\n", 1, "terms must be a mapping"),
         ("terms:\n  a: x\n  b: '{c}'\n  c: y\nsigns: []\n", 3, "unknown term {c}"),
     ],

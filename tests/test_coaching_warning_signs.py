@@ -1182,3 +1182,36 @@ def test_each_added_family_catches_its_sign_and_not_habit_talk(rule_id: str, cat
     assert rule_id in {h.rule for h in verdict.hits}
     assert tier_rank(verdict.tier) >= tier_rank("low" if rule.family == "wish_dead" else rule.tier), verdict.hits
     assert tier_rank(assess(habit, session="s", turn=1, previous=None, model=RULES_ONLY).tier) < tier_rank("high")
+
+
+# Scenes said over several sentences of one message (a sign's `with` parts, Rule.also), from the
+# blind dev27, dev28 and dev32 sessions (2026-12-08), worded afresh: each part alone is ordinary.
+SCENES = [
+    (
+        "en.warning.closed_garage_scene",
+        "I'm in the garage. The engine's running. Garage door is down.",
+        "I'm in the garage. The engine's running, warming up before work. Garage door is up.",
+    ),
+    (
+        "en.warning.closed_garage_scene",
+        "in the garage now. towels along the bottom of the door. door's shut",
+        "in the garage now with the door shut, sanding the old dresser",
+    ),
+    (
+        "fr.warning.closed_garage_scene",
+        "je suis dans le garage. le moteur tourne. la porte est fermée",
+        "je fume dans le garage, la porte est fermée pour que les petits sentent pas",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule_id", "catch", "ordinary"), SCENES)
+def test_a_scene_needs_all_its_parts_in_the_message(rule_id: str, catch: str, ordinary: str) -> None:
+    rule = _BY_ID[rule_id]
+    assert all(not rule.scene_holds(s) for s in _sentences(catch))  # no one sentence says all of it
+    verdict = assess(catch, session="s", turn=1, previous=None, model=RULES_ONLY)
+    assert rule_id in {h.rule for h in verdict.hits}
+    assert verdict.tier == rule.tier
+    calm = assess(ordinary, session="s", turn=1, previous=None, model=RULES_ONLY)
+    assert rule_id not in {h.rule for h in calm.hits}
+    assert tier_rank(calm.tier) < tier_rank("high")

@@ -558,7 +558,7 @@ def _rules(
             if rule.id in seen:
                 continue
             match = rule.pattern.search(sentence)
-            if match is None:
+            if match is None or not rule.scene_holds(text):
                 continue
             seen.add(rule.id)
             tier, weight, family, note = rule.tier, rule.weight, rule.family, ""

@@ -12,7 +12,9 @@ them for a reviewer). Three kinds of file:
   imminent: rules.rule) with an optional `weight` and the modifier steps it turns off
   (`negatable`, `escalates`, `negation_inside`: true unless set); an optional `family` when
   several signs count as one, an optional `gate` where the engine cannot read one from the
-  phrases (words, or a {term} for the longest word of each of its options);
+  phrases (words, or a {term} for the longest word of each of its options); an optional
+  `with`, the further parts of a scene said over several sentences, each a list of phrases
+  one of which the message must also hold;
 - terms.yaml: the `terms` every sign file of its locale shares (a term may use the ones
   above it; a file may not define one of them again).
 
@@ -223,11 +225,34 @@ def _gate(source: YamlSource, item: dict[str, Any], loc: Loc, terms: dict[str, s
     return frozenset(words)
 
 
+def _scene(source: YamlSource, item: dict[str, Any], loc: Loc, terms: dict[str, str]) -> list[list[str]]:
+    """The further parts of a scene (`with`): each a list of phrases, one of which the message
+    must also hold; each phrase checked on its own (a scene has few)."""
+    raw = item.get("with", [])
+    if not isinstance(raw, list) or ("with" in item and not raw):
+        raise SpecError(f"{source.at((*loc, 'with'))}: with must be a non-empty list of parts, each a list of phrases")
+    parts: list[list[str]] = []
+    for k, part in enumerate(raw):
+        if not isinstance(part, list) or not part:
+            raise SpecError(f"{source.at((*loc, 'with', k))}: a part must be a non-empty list of phrases")
+        phrases: list[str] = []
+        for j, phrase in enumerate(part):
+            where = (*loc, "with", k, j)
+            phrase = _expand(source, _text(source, phrase, where, "a phrase"), where, terms)
+            try:
+                re.compile(phrase)
+            except re.error as wrong:
+                raise SpecError(f"{source.at(where)}: not a regular expression ({wrong})") from wrong
+            phrases.append(phrase)
+        parts.append(phrases)
+    return parts
+
+
 def _sign(source: YamlSource, item: Any, loc: Loc, scope: str, terms: dict[str, str]) -> Rule:
     """The rule of one entry; its id is "<scope>.<id>"."""
     graded = isinstance(item, dict) and "tier" in item
     required = {"id", "category", "source", "phrases", "tier" if graded else "weight"}
-    optional = {"family", "gate", *(("weight", *_STEPS) if graded else ())}
+    optional = {"family", "gate", "with", *(("weight", *_STEPS) if graded else ())}
     item = _keys(source, item, loc, required, frozenset(optional))
     category = item["category"]
     if category not in _CATEGORIES:
@@ -237,19 +262,20 @@ def _sign(source: YamlSource, item: Any, loc: Loc, scope: str, terms: dict[str, 
     family = _text(source, item.get("family", item["id"]), (*loc, "family"), "family")
     phrases = _phrases(source, item, loc, terms)
     gate = _gate(source, item, loc, terms)
+    also = _scene(source, item, loc, terms)
     weight = item.get("weight")
     if weight is not None and (isinstance(weight, bool) or weight not in (1, 2, 3)):
         raise SpecError(f"{source.at((*loc, 'weight'))}: weight must be 1, 2 or 3")
     if not graded:
         with _regex_errors(source, loc, phrases):
-            return sign(ident, category, item["weight"], *phrases, family=family, gate=gate)
+            return sign(ident, category, item["weight"], *phrases, family=family, gate=gate, also=also)
     tier = item["tier"]
     if tier not in _TIERS:
         raise SpecError(f"{source.at((*loc, 'tier'))}: tier must be one of {', '.join(_TIERS)}")
     # An imminent hit is never lowered by a negation (the guard lowers only high ones).
     steps = {key: _flag(source, item, loc, key, key != "negatable" or tier != "imminent") for key in _STEPS}
     with _regex_errors(source, loc, phrases):
-        return rule(ident, category, tier, *phrases, family=family, weight=weight, gate=gate, **steps)
+        return rule(ident, category, tier, *phrases, family=family, weight=weight, gate=gate, also=also, **steps)
 
 
 def load_signs(name: str, prefix: str = "", root: Path = LEXICON_DIR) -> tuple[Rule, ...]:

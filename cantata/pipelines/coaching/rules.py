@@ -46,6 +46,13 @@ class Rule:
     # without any of them cannot match, so the regex is not run: most rules are skipped
     # on most sentences (GateIndex), which keeps a screen in microseconds.
     gate: frozenset[str] | None = None
+    # Parts of a scene said over several sentences ("in the garage. engine's running. door's
+    # down"): each must also be found somewhere in the message for the rule to match.
+    also: tuple[re.Pattern[str], ...] = ()
+
+    def scene_holds(self, message: str) -> bool:
+        """Whether every part the rule needs besides its phrase is said in the message."""
+        return all(part.search(message) is not None for part in self.also)
 
 
 class Gated(Protocol):
@@ -295,10 +302,12 @@ def rule(
     escalates: bool = True,
     negation_inside: bool = True,
     gate: frozenset[str] | None = None,
+    also: Sequence[Sequence[str]] = (),
 ) -> Rule:
     """`gate`: the words one of which every match contains, for a rule whose regex the
     derivation below cannot read (a vocabulary group followed by an optional gap); the
-    set test checks it against every sentence of the labelled set."""
+    set test checks it against every sentence of the labelled set. `also`: the phrases of
+    each further part of a scene, one of which the message must hold (Rule.also)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     if weight is None:
         weight = {"none": 0, "low": 1, "high": HIGH, "imminent": HIGH}[tier]
@@ -313,6 +322,7 @@ def rule(
         escalates,
         negation_inside,
         gate if gate is not None else gate_of(alternatives),
+        tuple(re.compile(r"\b(?:" + "|".join(f"(?:{p})" for p in part) + r")\b") for part in also),
     )
 
 
@@ -327,7 +337,13 @@ def vocabulary_gate(*groups: str) -> frozenset[str]:
 
 
 def sign(
-    id: str, category: Category, weight: int, *alternatives: str, family: str = "", gate: frozenset[str] | None = None
+    id: str,
+    category: Category,
+    weight: int,
+    *alternatives: str,
+    family: str = "",
+    gate: frozenset[str] | None = None,
+    also: Sequence[Sequence[str]] = (),
 ) -> Rule:
     """An indirect warning sign: its tier follows its weight (3: high alone; else low), a
     negation is part of its wording ("don't see the point"), and it is never escalated
@@ -343,6 +359,7 @@ def sign(
         negatable=False,
         escalates=weight >= HIGH,
         gate=gate,
+        also=also,
     )
 
 
