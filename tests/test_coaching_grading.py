@@ -85,6 +85,10 @@ def test_active_thoughts_are_high_and_intent_with_a_time_is_imminent() -> None:
         ("je pense à foncer dans un platane", "j'ai donné un coup de volant pour éviter le chevreuil"),
         ("I think about cranking the wheel and letting the rig go over the side", "I cranked the wheel to miss a deer"),
         ("je me dis un coup de guidon à droite et c'est fini", "un coup de guidon à droite et j'évite le nid de poule"),
+        # A method named of oneself, wished (2026-12-08): read as passive before.
+        ("I want to drown myself", "I want to drown myself in work to forget the cigarettes"),
+        ("je veux me noyer", "je veux me noyer dans le boulot pour oublier la clope"),
+        ("je vais me tirer une balle", "je me tire une balle dans le pied à fumer encore"),
     ],
 )
 def test_a_thought_of_a_way_of_doing_it_is_active_and_the_same_verbs_on_the_road_are_nothing(

@@ -1104,6 +1104,31 @@ FAMILIES = [
         "j'ai branché le tuyau sur l'échappement et je l'ai passé par la vitre",
         "j'ai branché le tuyau d'arrosage sur le robinet du jardin",
     ),
+    # Slang and euphemisms for the act, and a method named in French (2026-12-08): each beside
+    # the everyday phrase that shares its words.
+    (
+        "en.warning.explicit_active",
+        "been thinking bout doing myself in lately",
+        "I did myself in at the gym, legs are gone",
+    ),
+    ("en.warning.explicit_active", "I want to top myself", "I'll top myself up with coffee before the drive"),
+    (
+        "en.warning.explicit_active",
+        "some days I could blow my brains out",
+        "the bass at that gig could blow my brains out",
+    ),
+    (
+        "en.warning.explicit_active",
+        "thinking about checking out for good",
+        "checking out for good from the work group chat",
+    ),
+    (
+        "en.warning.explicit_active",
+        "I keep considering taking the coward's way out",
+        "took the coward's way out and texted her instead of calling",
+    ),
+    ("fr.warning.explicit_active", "je vais me tirer une balle", "je me tire une balle dans le pied avec la clope"),
+    ("fr.warning.explicit_active", "ce soir je vais me flinguer", "je vais me flinguer la santé avec ces clopes"),
 ]
 
 
