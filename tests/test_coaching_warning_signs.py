@@ -1129,6 +1129,55 @@ FAMILIES = [
     ),
     ("fr.warning.explicit_active", "je vais me tirer une balle", "je me tire une balle dans le pied avec la clope"),
     ("fr.warning.explicit_active", "ce soir je vais me flinguer", "je vais me flinguer la santé avec ces clopes"),
+    # Plain disclosures of the dev18, dev19 and train_i messages (2026-12-08), worded afresh.
+    (
+        "en.warning.going_through_with_it",
+        "Saturday when they're all out I'm going through with it.",
+        "I'm going through with it this time, no more smoking after dinner",
+    ),
+    (
+        "en.warning.taking_what_was_saved",
+        "tonight I'm taking everything I've been saving",
+        "tonight I'm taking everything I've saved to the bank",
+    ),
+    (
+        "en.warning.means_kept_hidden",
+        "I've got a stash of my dad's oxy he doesn't know about",
+        "I've got a stash of chocolate my kids don't know about",
+    ),
+    (
+        "en.warning.nerve_to_do_it",
+        "I just need to find the nerve.",
+        "I just need to find the nerve to call the dentist.",
+    ),
+    (
+        "en.warning.all_planned_out",
+        "I've got it all worked out.",
+        "I've got it all worked out for the week, gym on Monday.",
+    ),
+    (
+        "en.warning.nobody_here_to_read",
+        "no point texting me next week, there won't be anyone here to read it",
+        "there won't be anyone at the office to read it till Monday",
+    ),
+    (
+        "en.warning.command_voices_more",
+        "it keeps telling me do it, do it",
+        "my trainer keeps yelling 'do it' at every rep",
+    ),
+    ("fr.warning.jump_with_a_time", "cette nuit je saute.", "ce soir je saute le dessert."),
+    ("fr.warning.funeral_paid_ahead", "j'ai payé mes obsèques, tout est réglé", "j'ai payé les obsèques de mon père"),
+    (
+        "fr.warning.messages_for_after",
+        "j'ai programmé des mails qui partiront après",
+        "j'ai programmé des mails qui partiront lundi matin",
+    ),
+    (
+        "fr.warning.only_the_courage_missing",
+        "il me manque juste le courage.",
+        "il me manque juste le courage de l'appeler",
+    ),
+    ("fr.warning.voices_do_it", "ça me répète fais-le, fais-le", "le coach me crie vas-y, fais-le une fois"),
 ]
 
 
@@ -1227,16 +1276,22 @@ SCENES = [
         "je suis dans le garage. le moteur tourne. la porte est fermée",
         "je fume dans le garage, la porte est fermée pour que les petits sentent pas",
     ),
+    (
+        "fr.warning.when_not_if",
+        "J'ai pris ma décision. C'est plus une question de si mais de quand.",
+        "Le médecin dit que si je continue, le cancer, c'est pas une question de si mais de quand.",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("rule_id", "catch", "ordinary"), SCENES)
 def test_a_scene_needs_all_its_parts_in_the_message(rule_id: str, catch: str, ordinary: str) -> None:
     rule = _BY_ID[rule_id]
-    assert all(not rule.scene_holds(s) for s in _sentences(catch))  # no one sentence says all of it
+    # No one sentence says all of it: the parts are read across the message.
+    assert not any(rule.pattern.search(s) and rule.scene_holds(s) for s in _sentences(catch))
     verdict = assess(catch, session="s", turn=1, previous=None, model=RULES_ONLY)
     assert rule_id in {h.rule for h in verdict.hits}
-    assert verdict.tier == rule.tier
+    assert tier_rank(verdict.tier) >= tier_rank(rule.tier)
     calm = assess(ordinary, session="s", turn=1, previous=None, model=RULES_ONLY)
     assert rule_id not in {h.rule for h in calm.hits}
     assert tier_rank(calm.tier) < tier_rank("high")
