@@ -1178,6 +1178,47 @@ FAMILIES = [
         "il me manque juste le courage de l'appeler",
     ),
     ("fr.warning.voices_do_it", "ça me répète fais-le, fais-le", "le coach me crie vas-y, fais-le une fois"),
+    # The dev17 messages (2026-12-08), worded afresh.
+    ("en.warning.self_harm_told", "I scratch my arms till they bleed", "the cat scratched my arm and it bled a bit"),
+    ("en.warning.self_harm_told", "back to sh again tbh", "back to the gym again tbh"),
+    (
+        "en.warning.self_harm_told",
+        "I keep banging my head against the wall when I mess up",
+        "I banged my head on the low door",
+    ),
+    ("en.warning.overdose_said_taken", "I've taken them, about 40", "I've taken the kids to school, about 8"),
+    ("en.warning.walking_into_the_sea", "I'm going to keep walking in.", "I'm going to keep walking in the mornings"),
+    ("en.warning.when_is_all_that_is_left", "the when is the only question now", "when is the only free slot?"),
+    ("en.warning.no_next_week_for_me", "there won't be a next week for me", "there won't be a next week for the club"),
+    (
+        "en.warning.means_question_weight",
+        "will a door frame hold a person's weight",
+        "will the shelf hold the weight of the books",
+    ),
+    ("en.warning.rehearsing_it", "I keep rehearsing how I'd do it", "I keep rehearsing how I'd say no to a cigarette"),
+    (
+        "en.warning.voices_deserve_to_bleed",
+        "the voice tells me i deserve to bleed",
+        "my coach tells me i deserve a rest",
+    ),
+    (
+        "fr.warning.explicit_active",
+        "je me demande si c'est ce soir que je me supprime",
+        "je me demande si je supprime le sucre",
+    ),
+    ("fr.warning.self_harm_told", "je me griffe les bras jusqu'au sang", "le chat m'a griffé jusqu'au sang"),
+    (
+        "fr.warning.taking_the_kept_medicines",
+        "ce soir je prends tous les cachets que j'ai gardés",
+        "je prends tous mes cachets que j'ai gardés pour le voyage",
+    ),
+    (
+        "fr.warning.means_sought_quietly",
+        "j'ai trouvé un coin où on ne vous retrouve pas tout de suite",
+        "j'ai trouvé un coin tranquille pour fumer",
+    ),
+    ("fr.warning.not_answering_is_normal", "si je réponds plus, c'est normal", "si je réponds pas, je suis au travail"),
+    ("fr.warning.voices_order_harm", "les voix me disent de me blesser", "mes amis me disent de me reposer"),
 ]
 
 
