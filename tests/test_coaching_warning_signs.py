@@ -1219,6 +1219,37 @@ FAMILIES = [
     ),
     ("fr.warning.not_answering_is_normal", "si je réponds plus, c'est normal", "si je réponds pas, je suis au travail"),
     ("fr.warning.voices_order_harm", "les voix me disent de me blesser", "mes amis me disent de me reposer"),
+    # The train_g messages (2026-12-08), worded afresh.
+    ("en.warning.explicit_active", "I've thought about doing away with myself", "doing away with the biscuit tin"),
+    ("en.warning.means_set_up_now", "Swallowed the lot.", "swallowed the lot of my pride and called her"),
+    (
+        "en.warning.means_set_up_now",
+        "the hose is taped to the exhaust",
+        "the hose is taped to the tap for the garden",
+    ),
+    ("en.warning.where_and_how", "I've sorted the where and the how.", "I've sorted where and how to buy nicotine gum"),
+    (
+        "en.warning.where_and_how",
+        "picked a spot on the moor where nobody walks",
+        "picked a spot on the beach for the picnic",
+    ),
+    (
+        "en.warning.not_talked_out_of_it",
+        "I'm not being talked out of it this time",
+        "I won't be talked out of it, the marathon is booked",
+    ),
+    (
+        "en.warning.not_sticking_around",
+        "I won't be sticking around much longer",
+        "I won't be sticking around after the talk",
+    ),
+    (
+        "en.warning.voice_commands_harm",
+        "it says use the knife, over and over",
+        "the recipe says use the knife to scrape the seeds",
+    ),
+    ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
+    ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
 ]
 
 
