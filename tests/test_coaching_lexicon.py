@@ -319,6 +319,27 @@ def test_a_risk_concept_said_without_naming_death_lets_a_strong_learned_read_cou
 
 
 @pytest.mark.parametrize(
+    ("absence", "ordinary"),
+    [
+        ("life would be easier if I wasn't in it", "the photo would be nicer if I wasn't in it blinking"),
+        ("there won't be a me next year", "there won't be a meeting next year"),
+        ("some days I'd be fine if my counter ran out", "my counter app says twenty days smoke-free"),
+        ("I've been checking which balconies are high enough", "the ladder reaches the gutter easily"),
+        ("ce serait plus simple si j'existais pas", "ce serait plus simple si le bus existait"),
+        ("tout le monde serait tranquille si j'étais plus dans le décor", "j'ai changé le décor du salon"),
+        ("parfois j'aimerais ne pas voir le lendemain", "j'aimerais voir le lendemain de la fête"),
+    ],
+)
+def test_an_absence_said_in_other_words_is_a_risk_concept_and_its_everyday_twin_is_not(
+    absence: str, ordinary: str
+) -> None:
+    """From the dev17 to dev19 and train_g to train_j messages (2026-12-08), worded afresh: a
+    strong learned read of these sentences was not let count (names no risk)."""
+    assert evidence.names_risk(tolerant(absence)), absence
+    assert not evidence.names_risk(tolerant(ordinary)), ordinary
+
+
+@pytest.mark.parametrize(
     ("text", "line", "reason"),
     [
         ("terms:\n  day: (?:maandag|dinsdag)\n  Week: x\n", 3, "lower-case letters, once in a locale"),
