@@ -170,6 +170,10 @@ def test_a_strong_learned_read_with_a_time_in_its_sentence_is_imminent() -> None
         "Parfois j'aimerais juste pas exister, genre jamais avoir existé",
         "mon corps me dégoute, jvoudrais juste disparaître de la surface de la terre",
         "si le bon Dieu me prenait ce serait pas grave",
+        # Absences in other words that let a strong learned read count since 2026-12-08: still a
+        # passive wish when nothing else is said (contexts' passive_risk).
+        "des fois jme dis que ce serait plus simple si j'existais pas",
+        "honestly i'd be fine if i just stopped being a thing",
     ],
 )
 def test_a_passive_wish_in_everyday_words_is_read_as_one(wish: str) -> None:

@@ -1250,6 +1250,25 @@ FAMILIES = [
     ),
     ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
     ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
+    # The train_h messages (2026-12-08), worded afresh.
+    ("en.warning.means_laid_out", "the knife is on the sofa next to me", "the remote is on the sofa next to me"),
+    ("en.warning.self_harm_told", "cut again last night", "cut again on the sugar last night"),
+    ("en.warning.self_harm_told", "I bit my own hand till it bled", "I bite my nails till they bleed"),
+    ("en.warning.tablets_just_taken", "swallowed 25 of them", "swallowed 2 tablets for the headache"),
+    ("en.warning.farewell_for_good", "signing off for good now", "signing off for good from facebook"),
+    (
+        "en.warning.the_act_pictured",
+        "the hardest part was deciding, the rest is logistics",
+        "the rest of the trip is logistics",
+    ),
+    ("en.warning.voices_say_cut", "they keep telling me to cut", "they keep telling me to cut down"),
+    ("fr.warning.self_harm_on_purpose", "je me brûle exprès pour avoir mal", "je me ronge les ongles jusqu'au sang"),
+    ("fr.warning.the_act_settled", "j'ai choisi l'endroit.", "j'ai choisi l'endroit des vacances"),
+    (
+        "fr.warning.last_words_to_you",
+        "c'est la dernière fois que je vous écris",
+        "la dernière fois que je vous écris pour ça",
+    ),
 ]
 
 
