@@ -89,6 +89,12 @@ def test_active_thoughts_are_high_and_intent_with_a_time_is_imminent() -> None:
         ("I want to drown myself", "I want to drown myself in work to forget the cigarettes"),
         ("je veux me noyer", "je veux me noyer dans le boulot pour oublier la clope"),
         ("je vais me tirer une balle", "je me tire une balle dans le pied à fumer encore"),
+        # The act begun or a way thought over, beside a wish (border set A, 2026-12-08).
+        (
+            "I fantasise about being dead, and last week I got as far as tying something up",
+            "I fantasise about being dead, and last week I got as far as the end of the road",
+        ),
+        ("j'aimerais ne plus exister, et j'y pense concrètement", "j'aimerais ne plus exister, et j'y pense souvent"),
     ],
 )
 def test_a_thought_of_a_way_of_doing_it_is_active_and_the_same_verbs_on_the_road_are_nothing(

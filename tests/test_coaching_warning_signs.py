@@ -1250,6 +1250,12 @@ FAMILIES = [
     ),
     ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
     ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
+    # Border set A (2026-12-08), worded afresh.
+    (
+        "en.warning.method_thoughts_said",
+        "honestly I've been thinking about where.",
+        "I've been thinking about where to go on holiday.",
+    ),
     # The train_h messages (2026-12-08), worded afresh.
     ("en.warning.means_laid_out", "the knife is on the sofa next to me", "the remote is on the sofa next to me"),
     ("en.warning.self_harm_told", "cut again last night", "cut again on the sugar last night"),
