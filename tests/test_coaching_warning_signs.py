@@ -1250,6 +1250,22 @@ FAMILIES = [
     ),
     ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
     ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
+    # The train_i messages (2026-12-08), worded afresh.
+    ("en.warning.self_harm_told", "burned my hand on the hob on purpose", "burned my hand on the hob making pasta"),
+    ("en.warning.self_harm_told", "I dig my nails in till it bleeds", "I dig in the garden till it's dark"),
+    (
+        "en.warning.overdose_under_way",
+        "took everything in the cabinet with the wine",
+        "took everything in the cabinet to the tip",
+    ),
+    (
+        "en.warning.place_and_time_set",
+        "Then I'm heading to the viaduct and that's it.",
+        "Then I'm heading to the viaduct and that's it for the walk, home by six.",
+    ),
+    ("en.warning.place_and_time_set", "what's the least messy way.", "what's the least messy way to eat a mango"),
+    ("en.warning.explicit_slang_more", "I'm having active SI again.", "I'm having an active sick day again."),
+    ("en.warning.voices_weapon", "the voice keeps ordering me to jump", "my trainer keeps ordering me to jump higher"),
     # Border set A (2026-12-08), worded afresh.
     (
         "en.warning.method_thoughts_said",
@@ -1372,6 +1388,17 @@ SCENES = [
         "fr.warning.closed_garage_scene",
         "je suis dans le garage. le moteur tourne. la porte est fermée",
         "je fume dans le garage, la porte est fermée pour que les petits sentent pas",
+    ),
+    (
+        "en.warning.tablets_taken_said_over_sentences",
+        "Took all of them. About 30. Feeling sleepy.",
+        "Took all of them to the zoo, about 20 kids in the group.",
+    ),
+    ("en.warning.weapon_ready_scene", "Loaded. Safety's off.", "Safety's off on the mower, it's loaded with fuel now"),
+    (
+        "en.warning.bleeding_left",
+        "Cut deep. So much blood. Not stopping it.",
+        "Not stopping it, the bleeding nose, it'll stop",
     ),
     (
         "fr.warning.when_not_if",
