@@ -1250,6 +1250,28 @@ FAMILIES = [
     ),
     ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
     ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
+    # The train_j messages (2026-12-08), worded afresh.
+    (
+        "en.warning.suicide_on_the_mind",
+        "suicide is stuck in my head all week",
+        "the suicide squad film is stuck in my head",
+    ),
+    (
+        "en.warning.suicide_on_the_mind",
+        "I'm going to do something to myself.",
+        "I'm going to do something to myself, a haircut",
+    ),
+    (
+        "en.warning.self_harm_told",
+        "I burn my fingers on the hob when I crave",
+        "I burn my toast on the hob when I'm tired",
+    ),
+    ("en.warning.at_the_place_now", "on the tracks near the station.", "the train's on the tracks near the station."),
+    (
+        "en.warning.nobody_looks_for_me",
+        "nobody will look for me till Monday",
+        "nobody will look for me till Monday, it's a day off",
+    ),
     # The train_i messages (2026-12-08), worded afresh.
     ("en.warning.self_harm_told", "burned my hand on the hob on purpose", "burned my hand on the hob making pasta"),
     ("en.warning.self_harm_told", "I dig my nails in till it bleeds", "I dig in the garden till it's dark"),
@@ -1399,6 +1421,11 @@ SCENES = [
         "en.warning.bleeding_left",
         "Cut deep. So much blood. Not stopping it.",
         "Not stopping it, the bleeding nose, it'll stop",
+    ),
+    (
+        "en.warning.walking_in_unable_to_swim",
+        "then I'm driving to the lake and walking in. I can't swim.",
+        "I can't swim, so at the lake I'm only walking in up to my knees.",
     ),
     (
         "fr.warning.when_not_if",
