@@ -1250,6 +1250,29 @@ FAMILIES = [
     ),
     ("en.warning.self_harm_told", "held a lighter to my arm again", "held a lighter to my cigarette"),
     ("fr.warning.one_word_suicide", "Suicide. Je ne pense qu'à ça.", "Le suicide de ce personnage m'a marqué."),
+    # The train_g messages left (2026-12-08), worded afresh.
+    (
+        "fr.warning.the_act_with_its_moment",
+        "dès que mon père sera parti au travail je le fais.",
+        "dès que mon père sera parti au travail je le fais, le gâteau",
+    ),
+    (
+        "fr.warning.the_act_with_its_moment",
+        "ma lettre est écrite, elle est dans le tiroir",
+        "ma lettre de motivation est écrite",
+    ),
+    (
+        "fr.warning.means_sought_more",
+        "une ceinture ça supporte le poids d'un adulte ?",
+        "une balançoire pour le poids d'un adulte",
+    ),
+    ("fr.warning.self_harm_said_more", "j'ai recommencé avec le compas", "j'ai recommencé avec le vélo"),
+    ("fr.warning.voices_order_still", "une voix me répète tue-toi.", "mon chef me dit tue-toi à la tâche"),
+    (
+        "en.warning.wanted_it_known",
+        "the note to my sister is finished.",
+        "the note to my boss is finished, about the rota",
+    ),
     # The dev15 to dev19 messages left (2026-12-08), worded afresh.
     (
         "en.warning.intent_with_its_moment",
