@@ -1468,6 +1468,11 @@ SCENES = [
     ),
     (
         "en.warning.closed_garage_scene",
+        "sitting in the car in the garage. the door's down. engine's been running a while.",
+        "in the garage, engine's been running a while to charge the battery. door's wide open.",
+    ),
+    (
+        "en.warning.closed_garage_scene",
         "in the garage now. towels along the bottom of the door. door's shut",
         "in the garage now with the door shut, sanding the old dresser",
     ),
