@@ -1273,6 +1273,11 @@ FAMILIES = [
         "the note to my sister is finished.",
         "the note to my boss is finished, about the rota",
     ),
+    (
+        "fr.warning.the_act_with_its_moment",
+        "j'ai juste à choisir mon moment.",
+        "j'ai juste à choisir mon moment pour lui parler",
+    ),
     # The dev15 to dev19 messages left (2026-12-08), worded afresh.
     (
         "en.warning.intent_with_its_moment",
@@ -1516,6 +1521,21 @@ SCENES = [
         "en.warning.tied_and_sitting",
         "Tied it. Sitting here with it.",
         "Tied it. The shoelace, I mean, sitting here on the bench.",
+    ),
+    (
+        "fr.warning.doing_it_now_with_the_means",
+        "Les cachets sont dans le tiroir. Je vais le faire maintenant.",
+        "Le tapis est dans le salon. Je vais le faire maintenant.",
+    ),
+    (
+        "fr.warning.done_by_tomorrow",
+        "Ce soir. Avant que mon mari rentre. Ce sera fait.",
+        "Le dossier pour le patron ? Ce sera fait.",
+    ),
+    (
+        "en.warning.notes_written_tonight",
+        "Tonight. The notes are written.",
+        "The notes are written, the exam is next week.",
     ),
     (
         "fr.warning.when_not_if",
