@@ -1,7 +1,9 @@
 """A guard rule: a named family of phrasings of one warning sign, with its tier and weight.
 
 Rules match the tolerant() form of a message (see tolerant.py), one sentence at a time:
-no pattern may use "." or a negated character class, so none can cross a sentence end.
+no pattern may use "." or a negated character class, so none can cross a sentence end. A
+scene said over several sentences is a rule with parts (`also`), each of which the whole
+message must hold once the rule's own phrase matched its sentence.
 
 - `tier` is what a hit means on its own: "high" for a sign a clinician acts on alone (a
   wish to be dead, a plan, a goodbye), "low" for a weaker sign (hopelessness, a burden,
