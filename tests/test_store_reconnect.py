@@ -110,6 +110,7 @@ def commits_that_wait_for_a_standby(postgres: PostgresServer, *, stop_the_server
     with psycopg.connect(postgres.url(), autocommit=True) as admin:
         admin.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
         admin.execute("SELECT pg_reload_conf()")
+    settled(postgres, "nobody")
     watcher = threading.Thread(target=end_the_first_waiting, daemon=True)
     watcher.start()
     try:
@@ -125,6 +126,21 @@ def commits_that_wait_for_a_standby(postgres: PostgresServer, *, stop_the_server
 def stop_waiting(admin: psycopg.Connection[tuple[object, ...]]) -> None:
     admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
     admin.execute("SELECT pg_reload_conf()")
+
+
+def settled(postgres: PostgresServer, standby_names: str) -> None:
+    """Wait until the server has reloaded its configuration: pg_reload_conf() only signals the
+    postmaster, and a commit sent before the reload is read does not wait for the standby (the
+    test then sees no commit to end). A new connection sees the setting once the postmaster
+    reloaded, after it has signalled every backend."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with psycopg.connect(postgres.url(), autocommit=True) as probe:
+            row = probe.execute("SHOW synchronous_standby_names").fetchone()
+        if row is not None and row[0] == standby_names:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the server did not reload synchronous_standby_names = {standby_names!r} within 10 s")
 
 
 async def test_a_commit_whose_outcome_was_lost_is_not_written_twice(postgres: PostgresServer) -> None:
